@@ -1,0 +1,251 @@
+"""The command line: a thin layer over the library.
+
+Exit codes: 0 the analysis ran; 1 ``--fail-on`` found a diagnosis at or above the severity,
+or ``rules lint``/``rules test`` found problems; 2 usage or unreadable input (one line on
+stderr).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from . import __version__
+
+SEVERITY_ORDER = {"warning": 0, "error": 1, "fatal": 2}
+
+
+class Failure(click.ClickException):
+    """A one-line error, exit 2."""
+
+    exit_code = 2
+
+    def show(self, file=None) -> None:  # noqa: D102
+        click.echo(f"tracelens: {self.message}", err=True)
+
+
+def _load_rules(rules_dirs: tuple[str, ...]):
+    from .rulebook import RuleError, default_rules
+
+    try:
+        return default_rules(tuple(rules_dirs))
+    except RuleError as exc:
+        raise Failure(str(exc)) from None
+
+
+def _read(path: str):
+    from .engine import parse_path
+    from .scan import InputError
+
+    if path == "-" and sys.stdin.isatty():
+        raise Failure("no log given: pass a FILE, or pipe a log into 'tracelens diagnose -'")
+    try:
+        return parse_path(path)
+    except InputError as exc:
+        raise Failure(str(exc)) from None
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tracelens")
+def cli() -> None:
+    """tracelens: root causes for LLM-serving and PyTorch/CUDA/NCCL crash logs.
+
+    Example:
+
+        kubectl logs pod/vllm-0 | tracelens diagnose -
+    """
+
+
+@cli.command()
+@click.argument("log", default="-", metavar="[FILE|-]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "jira"]), default="text", show_default=True, help="Output format.")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rules directory (repeatable); also TRACELENS_RULES.")
+@click.option("--fail-on", type=click.Choice(list(SEVERITY_ORDER)), default=None, help="Exit 1 when a diagnosis at or above this severity is found (CI gates).")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+def diagnose(log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None) -> None:
+    """Diagnose a crash log: root cause, evidence lines, remedies.
+
+    Example:
+
+        tracelens diagnose server.log --format json
+    """
+    from .engine import report
+    from .render import render
+
+    rules = _load_rules(rules_dirs)
+    doc = _read(log)
+    rep = report(doc, rules)
+    use_color = sys.stdout.isatty() if color is None else color
+    click.echo(render(rep, fmt, color=use_color and fmt == "text"))
+    if fail_on is not None:
+        threshold = SEVERITY_ORDER[fail_on]
+        if any(SEVERITY_ORDER[d.severity] >= threshold for d in rep.diagnoses):
+            sys.exit(1)
+
+
+@cli.command()
+@click.argument("log", default="-", metavar="[FILE|-]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def parse(log: str, fmt: str) -> None:
+    """Show what tracelens reads in a log: streams, tracebacks, error lines, facts.
+
+    Example:
+
+        tracelens parse server.log --format json
+    """
+    from .render.document import render_document_text
+    from .render.jsonout import document_dict
+    import json
+
+    doc = _read(log)
+    if fmt == "json":
+        data = {"diagnoses": [], **document_dict(doc)}
+        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_document_text(doc))
+
+
+@cli.command()
+@click.argument("rule_id")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def explain(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
+    """Explain a rule: what it detects, why, what to do.
+
+    Example:
+
+        tracelens explain vllm/attention/mla-fp8-kv-unsupported
+    """
+    from .render.rules import render_rule
+
+    rules = _load_rules(rules_dirs)
+    lr = rules.get(rule_id)
+    if lr is None:
+        raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
+    click.echo(render_rule(lr))
+
+
+@cli.group()
+def rules() -> None:
+    """List, show, lint and test rules.
+
+    Example:
+
+        tracelens rules test
+    """
+
+
+@rules.command("list")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@click.option("--category", default=None, help="Only rules of this category.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def rules_list(rules_dirs: tuple[str, ...], category: str | None, fmt: str) -> None:
+    """List rules: id, category, severity, title.
+
+    Example:
+
+        tracelens rules list --category gpu-oom
+    """
+    import json
+
+    rs = _load_rules(rules_dirs)
+    items = [lr.rule for lr in rs.rules if category is None or lr.rule.category == category]
+    items.sort(key=lambda r: r.id)
+    if fmt == "json":
+        click.echo(json.dumps([{"id": r.id, "category": r.category, "severity": r.severity, "title": r.title} for r in items], indent=2))
+        return
+    width = max((len(r.id) for r in items), default=10)
+    for r in items:
+        click.echo(f"{r.id.ljust(width)}  {r.category:<30} {r.severity:<8} {r.title}")
+
+
+@rules.command("show")
+@click.argument("rule_id")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
+    """Print a rule's YAML file.
+
+    Example:
+
+        tracelens rules show torch/cuda-oom
+    """
+    rs = _load_rules(rules_dirs)
+    lr = rs.get(rule_id)
+    if lr is None:
+        raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
+    click.echo(f"# {lr.path}")
+    click.echo(lr.path.read_text(encoding="utf-8").rstrip())
+
+
+@rules.command("lint")
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
+def rules_lint(dirs: tuple[str, ...]) -> None:
+    """Check rule files and report every problem at once (exit 1 if any).
+
+    Example:
+
+        tracelens rules lint my-rules/
+    """
+    from .rulebook import load, rule_dirs
+    from .ruletest import lint
+
+    roots = [Path(d) for d in dirs] if dirs else rule_dirs()
+    rs = load(roots, strict=False)
+    problems = [str(e) for e in rs.errors] + lint(rs)
+    for p in problems:
+        click.echo(p)
+    click.echo(f"{len(rs.rules)} rules, {len(problems)} problem(s)")
+    if problems:
+        sys.exit(1)
+
+
+@rules.command("test")
+@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
+@click.option("--rule", "only", default=None, help="Test one rule id only.")
+@click.option("--healthy", "healthy_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra folder of healthy logs.")
+def rules_test(dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str, ...]) -> None:
+    """Every example diagnoses to its rule at rank 1; no rule fires on a healthy log.
+
+    Example:
+
+        tracelens rules test --rule vllm/attention/mla-fp8-kv-unsupported
+    """
+    from .rulebook import load, rule_dirs, shipped_healthy_dir
+    from .ruletest import run_tests
+
+    roots = [Path(d) for d in dirs] if dirs else rule_dirs()
+    rs = load(roots, strict=False)
+    for e in rs.errors:
+        click.echo(f"ERROR {e}")
+    healthy = [shipped_healthy_dir(), *(Path(h) for h in healthy_dirs)]
+    results = run_tests(rs, healthy, only=only)
+    failed = [r for r in results if not r.ok]
+    for r in failed:
+        click.echo(f"FAIL {r.name}: {r.detail}")
+    passed = len(results) - len(failed)
+    click.echo(f"{passed} passed, {len(failed) + len(rs.errors)} failed")
+    if failed or rs.errors:
+        sys.exit(1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Console entry point: never shows a traceback of tracelens itself."""
+    try:
+        cli.main(args=argv, prog_name="tracelens", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("tracelens: aborted", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except SystemExit as exc:
+        return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else 1
+    except BrokenPipeError:
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # a bug in tracelens: one line, not a traceback
+        click.echo(f"tracelens: internal error: {type(exc).__name__}: {exc}", err=True)
+        return 3
+    return 0

@@ -1,0 +1,168 @@
+"""records -> document: demultiplex streams, parse tracebacks per stream, fold fan-out copies,
+collect error lines and facts.
+
+>>> from tracelens.logread import records_from_text
+>>> doc = build(records_from_text("(Worker_TP0 pid=1) ERROR 01-20 13:03:50 [a.py:1] ValueError: x"))
+>>> [(e.kind, e.text) for e in doc.errors]
+[('exception', 'ValueError: x')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from . import facts as facts_mod
+from .models import Document, ErrorLine, ExceptionInfo, Frame, Record, StreamInfo, Traceback
+from .traceback import parse_records
+
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+_FATAL = re.compile(
+    r"CUDA error: |NCCL WARN |NCCL error|^Killed\s*$|Bus error|Segmentation fault|core dumped|"
+    r"terminate called after throwing|^\s*what\(\):|^Aborted|[Oo]ut of memory|"
+    r"died unexpectedly|Signal \d+ \(SIG[A-Z]+\)|exitcode\s*:\s*-?[1-9]|"
+    r"Watchdog caught collective operation timeout"
+)
+_EXC_LINE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
+    r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
+)
+_NORMALIZE = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def _tb_key(tb: Traceback) -> tuple:
+    parts: list = [tb.kind]
+    for seg in tb.segments:
+        exc = seg.exception
+        parts.append(
+            (
+                seg.link,
+                exc.type if exc else None,
+                _NORMALIZE.sub("N", exc.message) if exc else None,
+                tuple((f.file, f.lineno, f.function) for f in seg.frames),
+            )
+        )
+    return tuple(parts)
+
+
+def build(
+    records: list[Record],
+    *,
+    source: str = "-",
+    size: int = 0,
+    line_count: int | None = None,
+    full_parse: bool = True,
+    encoding: str = "utf-8",
+) -> Document:
+    """Parse records into a :class:`Document`."""
+    by_stream: dict[str, list[Record]] = defaultdict(list)
+    for rec in records:
+        by_stream[rec.stream].append(rec)
+
+    streams = [
+        StreamInfo(id=sid, records=len(recs), first_line=recs[0].line, last_line=recs[-1].line)
+        for sid, recs in by_stream.items()
+    ]
+
+    tracebacks: list[Traceback] = []
+    covered: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for sid, recs in by_stream.items():
+        for tb in parse_records(recs):
+            tb.stream = sid
+            tracebacks.append(tb)
+            covered[sid].append((tb.start_line, tb.end_line))
+    tracebacks.sort(key=lambda t: t.start_line)
+    tracebacks = _fold(tracebacks)
+
+    errors = list(_error_lines(records, covered))
+    fact_list, payloads = facts_mod.extract(records)
+    last = records[-1].line if records else 0
+    return Document(
+        source=source,
+        size=size,
+        line_count=line_count if line_count is not None else last,
+        full_parse=full_parse,
+        encoding=encoding,
+        records=records,
+        streams=streams,
+        tracebacks=tracebacks,
+        errors=errors,
+        facts=fact_list,
+        payloads=payloads,
+    )
+
+
+def _fold(tracebacks: list[Traceback]) -> list[Traceback]:
+    """The same traceback printed by several workers -> one traceback with every stream."""
+    seen: dict[tuple, Traceback] = {}
+    out: list[Traceback] = []
+    for tb in tracebacks:
+        key = _tb_key(tb)
+        first = seen.get(key)
+        if first is None:
+            tb.streams = [tb.stream]
+            tb.lines = [tb.start_line]
+            seen[key] = tb
+            out.append(tb)
+        else:
+            first.streams.append(tb.stream)
+            first.lines.append(tb.start_line)
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], line: int) -> bool:
+    return any(a <= line <= b for a, b in spans)
+
+
+def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]]) -> Iterator[ErrorLine]:
+    for rec in records:
+        text = rec.text
+        if not text.strip():
+            continue
+        spans = covered.get(rec.stream)
+        if spans and _inside(spans, rec.line):
+            continue
+        if _EXC_LINE.match(text.strip()):
+            kind = "exception"
+        elif _FATAL.search(text):
+            kind = "fatal"
+        elif rec.level in _ERROR_LEVELS:
+            kind = "level"
+        else:
+            continue
+        yield ErrorLine(line=rec.line, text=text.strip(), stream=rec.stream, level=rec.level, kind=kind)
+
+
+def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | None]]:
+    """Every exception in the document: traceback chains, nested ones, and error lines that
+    read ``SomeError: message``."""
+
+    def walk(tb: Traceback) -> Iterator[tuple[ExceptionInfo, Traceback | None]]:
+        for seg in tb.segments:
+            if seg.exception is not None:
+                yield seg.exception, tb
+                for sub in seg.exception.nested:
+                    yield from walk(sub)
+
+    for tb in doc.tracebacks:
+        yield from walk(tb)
+    for err in doc.errors:
+        if err.kind == "exception":
+            m = _EXC_LINE.match(err.text)
+            if m:
+                yield ExceptionInfo(type=m.group("type"), message=m.group("msg"), line=err.line), None
+
+
+def iter_frames(doc: Document) -> Iterator[Frame]:
+    """Every frame of every traceback, nested ones included."""
+
+    def walk(tb: Traceback) -> Iterator[Frame]:
+        for seg in tb.segments:
+            yield from seg.frames
+            if seg.exception is not None:
+                for sub in seg.exception.nested:
+                    yield from walk(sub)
+
+    for tb in doc.tracebacks:
+        yield from walk(tb)

@@ -1,0 +1,474 @@
+"""document -> matches: evaluate rules with evidence, rank them, render their text.
+
+Every condition that holds records its evidence (line and text). Ranking: a primary cause
+outranks a secondary symptom; a rule whose conditions say more (exception + frames + facts)
+outranks a generic one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import re2
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+from .document import iter_exceptions, iter_frames
+from .models import Diagnosis, Document, Evidence, Fact, Remedy
+from .rulebook import RuleSet, Rule, compile_regex
+
+_WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
+_MAX_EVIDENCE_PER_CONDITION = 3
+_OPS = re.compile(r"^\s*(?:<=|>=|==|!=|~=|<|>)")
+
+
+# --- the document, indexed for matching ----------------------------------------------------------
+
+
+class Context:
+    """What conditions look at, computed once per document."""
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.exceptions = list(iter_exceptions(doc))
+        self.frames = list(iter_frames(doc))
+        self.facts = doc.fact_map()
+        parts: list[str] = []
+        self.offsets: list[int] = []
+        pos = 0
+        for rec in doc.records:
+            self.offsets.append(pos)
+            parts.append(rec.text)
+            pos += len(rec.text) + 1
+        self.text = "\n".join(parts)
+        # RE2 reports byte offsets on str input when non-ASCII is present; map through bytes.
+        self._ascii = self.text.isascii()
+        if not self._ascii:
+            self.boffsets: list[int] = []
+            bpos = 0
+            for rec in doc.records:
+                self.boffsets.append(bpos)
+                bpos += len(rec.text.encode("utf-8")) + 1
+
+    def record_at(self, offset: int):
+        offs = self.offsets if self._ascii else self.boffsets
+        k = bisect.bisect_right(offs, offset) - 1
+        return self.doc.records[max(k, 0)]
+
+
+# --- conditions ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Hit:
+    evidence: list[Evidence] = field(default_factory=list)
+    captures: dict[str, str] = field(default_factory=dict)
+    weight: float = 0.0
+    facts: dict[str, str] = field(default_factory=dict)
+
+
+Cond = Callable[[Context], "Hit | None"]
+
+
+def parse_fact_test(test: str, where: str = "fact") -> Callable[[str], bool]:
+    """A fact test: comparisons (PEP 440 for versions, numbers otherwise) or a glob.
+
+    >>> parse_fact_test(">=12.0")("12.0"), parse_fact_test("<0.17")("0.16.0rc2.dev313")
+    (True, True)
+    >>> parse_fact_test("fp8*")("FP8_E4M3"), parse_fact_test("!=auto")("auto")
+    (True, False)
+    """
+    test = test.strip()
+    if not _OPS.match(test):
+        pattern = test.lower()
+        return lambda value: fnmatch.fnmatchcase(value.lower(), pattern)
+    clauses = [c.strip() for c in test.split(",") if c.strip()]
+    parsed: list[tuple[str, str]] = []
+    for clause in clauses:
+        m = re.match(r"(<=|>=|==|!=|~=|<|>)\s*(.+)$", clause)
+        if not m:
+            raise ValueError(f"{where}: cannot read the test {test!r}")
+        parsed.append((m.group(1), m.group(2).strip()))
+    try:
+        spec = SpecifierSet(test.replace(" ", ""), prereleases=True)
+    except InvalidSpecifier:
+        spec = None
+
+    def check(value: str) -> bool:
+        num = _number(value)
+        if all(_number(v) is not None for _, v in parsed) and num is not None and (
+            spec is None or not _looks_version(value)
+        ):
+            return all(_compare(num, op, _number(v)) for op, v in parsed)  # type: ignore[arg-type]
+        if spec is not None:
+            try:
+                return Version(_clean_version(value)) in spec
+            except InvalidVersion:
+                pass
+        if num is not None and all(_number(v) is not None for _, v in parsed):
+            return all(_compare(num, op, _number(v)) for op, v in parsed)  # type: ignore[arg-type]
+        return all(
+            (value == v) if op == "==" else (value != v) if op == "!=" else False for op, v in parsed
+        )
+
+    return check
+
+
+def _looks_version(value: str) -> bool:
+    return value.count(".") >= 2 or bool(re.search(r"[a-z]", value))
+
+
+def _clean_version(value: str) -> str:
+    return value.strip().lstrip("v").split("+")[0] if "+" in value else value.strip().lstrip("v")
+
+
+def _number(v: str) -> float | None:
+    try:
+        return float(v)
+    except ValueError:
+        return None
+
+
+def _compare(a: float, op: str, b: float) -> bool:
+    return {
+        "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b, "~=": a >= b,
+    }[op]
+
+
+def _short(text: str, limit: int = 400) -> str:
+    text = text.replace("\n", " ⏎ ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _captures(m) -> dict[str, str]:
+    return {k: v for k, v in m.groupdict().items() if v is not None}
+
+
+def _exception_cond(body: dict) -> Cond:
+    tre = compile_regex(body["type"]) if "type" in body else None
+    mre = compile_regex(body["message"]) if "message" in body else None
+    weight = _WEIGHTS["exception"] if mre is not None else 2.0
+    why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=weight)
+        seen: set[int] = set()
+        for exc, _tb in ctx.exceptions:
+            caps: dict[str, str] = {}
+            if tre is not None:
+                m = tre.search(exc.type)
+                if m is None:
+                    continue
+                caps.update(_captures(m))
+            if mre is not None:
+                m = mre.search(exc.message)
+                if m is None:
+                    continue
+                caps.update(_captures(m))
+            if exc.line in seen:
+                continue
+            seen.add(exc.line)
+            text = f"{exc.type}: {exc.message}" if exc.type else exc.message
+            hit.evidence.append(Evidence(line=exc.line, text=_short(text), why=why))
+            for k, v in caps.items():
+                hit.captures.setdefault(k, v)
+            if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                break
+        return hit if hit.evidence else None
+
+    return cond
+
+
+def _frame_cond(body: dict) -> Cond:
+    tests = {k: compile_regex(v) for k, v in body.items()}
+    why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=_WEIGHTS["frame"])
+        seen: set[int] = set()
+        for fr in ctx.frames:
+            ok = True
+            for key, rx in tests.items():
+                val = fr.function if key == "function" else fr.file if key == "file" else fr.module
+                if val is None or rx.search(val) is None:
+                    ok = False
+                    break
+            if ok and fr.line not in seen:
+                seen.add(fr.line)
+                text = f'File "{fr.file}", line {fr.lineno}, in {fr.function}'
+                hit.evidence.append(Evidence(line=fr.line, text=_short(text), why=why))
+                if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                    break
+        return hit if hit.evidence else None
+
+    return cond
+
+
+def _line_cond(body: Any) -> Cond:
+    if isinstance(body, str):
+        body = {"text": body}
+    text_rx = compile_regex(body.get("text", ""), multiline=True) if body.get("text") else None
+    level = str(body["level"]).upper() if "level" in body else None
+    stream_rx = compile_regex(body["stream"]) if "stream" in body else None
+    weight = _WEIGHTS["line"] + (0.5 if level else 0)
+    why = "line " + " ".join(f"{k}~{v!r}" for k, v in body.items())
+
+    def ok(rec) -> bool:
+        if level and (rec.level or "") != level:
+            return False
+        if stream_rx is not None and stream_rx.search(rec.stream) is None:
+            return False
+        return True
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=weight)
+        seen: set[int] = set()
+        if text_rx is None:
+            for rec in ctx.doc.records:
+                if ok(rec) and rec.line not in seen:
+                    seen.add(rec.line)
+                    hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
+                    if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                        break
+            return hit if hit.evidence else None
+        for m in text_rx.finditer(ctx.text):
+            rec = ctx.record_at(m.start())
+            if not ok(rec) or rec.line in seen:
+                continue
+            seen.add(rec.line)
+            hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
+            for k, v in _captures(m).items():
+                hit.captures.setdefault(k, v)
+            if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                break
+        return hit if hit.evidence else None
+
+    return cond
+
+
+def _fact_cond(body: dict) -> Cond:
+    tests = {name: parse_fact_test(str(test)) for name, test in body.items()}
+    why = "fact " + " ".join(f"{k} {v}" for k, v in body.items())
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=_WEIGHTS["fact"] * len(tests))
+        for name, test in tests.items():
+            fact: Fact | None = ctx.facts.get(name)
+            if fact is None or not test(fact.value):
+                return None
+            hit.facts[name] = fact.value
+            if fact.line:
+                hit.evidence.append(Evidence(line=fact.line, text=_short(fact.text or f"{name}={fact.value}"), why=why))
+        return hit
+
+    return cond
+
+
+def compile_condition(cond: dict) -> Cond:
+    (kind, body), = cond.items()
+    if kind == "exception":
+        return _exception_cond(body)
+    if kind == "frame":
+        return _frame_cond(body)
+    if kind == "line":
+        return _line_cond(body)
+    if kind == "fact":
+        return _fact_cond(body)
+    return _block({kind: body})
+
+
+def _block(spec: dict) -> Cond:
+    alls = [compile_condition(c) for c in spec.get("all", [])]
+    anys = [compile_condition(c) for c in spec.get("any", [])]
+    nones = [compile_condition(c) for c in spec.get("none", [])]
+
+    def cond(ctx: Context) -> Hit | None:
+        total = Hit()
+        for c in alls:
+            h = c(ctx)
+            if h is None:
+                return None
+            _merge(total, h)
+        if anys:
+            got = False
+            for c in anys:
+                h = c(ctx)
+                if h is not None:
+                    got = True
+                    _merge(total, h)
+            if not got:
+                return None
+        for c in nones:
+            if c(ctx) is not None:
+                return None
+        return total
+
+    return cond
+
+
+def _merge(into: Hit, h: Hit) -> None:
+    into.evidence.extend(h.evidence)
+    into.weight += h.weight
+    for k, v in h.captures.items():
+        into.captures.setdefault(k, v)
+    into.facts.update(h.facts)
+
+
+def compile_rule(rule: Rule) -> Cond:
+    return _block(rule.match.model_dump())
+
+
+# --- prefilter -------------------------------------------------------------------------------------
+
+
+class Prefilter:
+    """Which rules' ``needs`` literals all occur in a text: one RE2 set search for all rules."""
+
+    def __init__(self, needs: list[list[str | list[str]]]):
+        # each rule: a list of alternatives groups; a group holds if any literal occurs
+        self.needs = [[[n] if isinstance(n, str) else list(n) for n in ns] for ns in needs]
+        self.literals: list[str] = sorted({lit for ns in self.needs for grp in ns for lit in grp})
+        self._index = {lit: k for k, lit in enumerate(self.literals)}
+        self._set = None
+        if self.literals:
+            s = re2.Set.SearchSet()
+            for lit in self.literals:
+                s.Add(re2.escape(lit))
+            s.Compile()
+            self._set = s
+
+    def present(self, text: str) -> set[str]:
+        """Literals that occur in ``text``. RE2's set search reports every pattern that
+        matches somewhere in one pass."""
+        if self._set is None:
+            return set()
+        found = self._set.Match(text) or []
+        return {self.literals[k] for k in found}
+
+    def candidates(self, text: str) -> list[int]:
+        present = self.present(text)
+        return [
+            k
+            for k, ns in enumerate(self.needs)
+            if all(any(lit in present for lit in grp) for grp in ns)
+        ]
+
+
+# --- rendering a match -------------------------------------------------------------------------------
+
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
+
+
+def fill(template: str, values: dict[str, str]) -> str:
+    """Fill ``{name}`` placeholders; unknown ones become ``<name>``.
+
+    >>> fill("cp {model_path}/a{,.bak} {x}", {"model_path": "/m"})
+    'cp /m/a{,.bak} <x>'
+    """
+    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), f"<{m.group(1)}>"), template)
+
+
+def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact]) -> list[Remedy]:
+    out: list[Remedy] = []
+    applied: list[Remedy] = []
+    for spec in rule.remedies:
+        rem = Remedy(
+            title=fill(spec.title, values),
+            steps=[fill(s, values) for s in spec.steps],
+            commands=[fill(c, values) for c in spec.commands],
+        )
+        if spec.fixed_in is not None:
+            have = facts.get(f"{spec.fixed_in.package.replace('-', '_')}_version")
+            if have is not None:
+                try:
+                    if Version(_clean_version(have.value)) >= Version(spec.fixed_in.version):
+                        rem.already_applied = True
+                        rem.steps.insert(
+                            0,
+                            f"The log shows {spec.fixed_in.package} {have.value}, which already "
+                            f"includes this fix ({spec.fixed_in.version}): try the other remedies first.",
+                        )
+                except InvalidVersion:
+                    pass
+        (applied if rem.already_applied else out).append(rem)
+    return out + applied
+
+
+def _confidence(weight: float, rule: Rule) -> float:
+    conf = 1.0 - 0.6 ** (weight / 2.0)
+    if rule.secondary:
+        conf *= 0.8
+    if rule.status == "experimental":
+        conf *= 0.85
+    return round(min(conf, 0.99), 2)
+
+
+def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
+    """All diagnoses for a document, best first."""
+    ctx = Context(doc)
+    haystack = ctx.text
+    out: list[Diagnosis] = []
+    for k in ruleset.prefilter.candidates(haystack):
+        lr = ruleset.rules[k]
+        hit = lr.matcher(ctx)
+        if hit is None:
+            continue
+        rule = lr.rule
+        values = {name: f.value for name, f in ctx.facts.items()}
+        values.update(hit.captures)
+        notes = []
+        for note in rule.notes:
+            nh = compile_condition(note.when)(ctx)
+            if nh is not None:
+                vals = dict(values, **nh.captures)
+                notes.append(fill(note.text, vals))
+                hit.evidence.extend(nh.evidence)
+        evidence = sorted({(e.line, e.text): e for e in hit.evidence}.values(), key=lambda e: e.line)
+        used = {m.group(1) for t in _texts(rule) for m in _PLACEHOLDER.finditer(t)}
+        facts_used = {n: values[n] for n in sorted(used) if n in values}
+        facts_used.update(hit.facts)
+        score = hit.weight + 0.01 * len(evidence) - (100.0 if rule.secondary else 0.0)
+        out.append(
+            Diagnosis(
+                rule_id=rule.id,
+                title=fill(rule.title, values),
+                category=rule.category,
+                severity=rule.severity,
+                confidence=_confidence(hit.weight, rule),
+                secondary=rule.secondary,
+                root_cause=" ".join(fill(rule.root_cause, values).split()),
+                notes=notes,
+                remedies=_remedies(rule, values, ctx.facts),
+                does_not_help=[fill(t, values) for t in rule.does_not_help],
+                evidence=evidence,
+                references=list(rule.references),
+                facts=facts_used,
+                score=score,
+            )
+        )
+    severity_rank = {"fatal": 2, "error": 1, "warning": 0}
+    out.sort(key=lambda d: (-d.score, -severity_rank[d.severity], d.rule_id))
+    return _drop_restatements(out)
+
+
+def _texts(rule: Rule) -> list[str]:
+    texts = [rule.title, rule.root_cause, *rule.does_not_help, *(n.text for n in rule.notes)]
+    for r in rule.remedies:
+        texts += [r.title, *r.steps, *r.commands]
+    return texts
+
+
+def _drop_restatements(diags: list[Diagnosis]) -> list[Diagnosis]:
+    """A lower-ranked diagnosis of the same category whose evidence lines all back a higher one
+    says the same thing less precisely: drop it."""
+    kept: list[Diagnosis] = []
+    for d in diags:
+        lines = {e.line for e in d.evidence}
+        if any(k.category == d.category and lines <= {e.line for e in k.evidence} for k in kept):
+            continue
+        kept.append(d)
+    return kept

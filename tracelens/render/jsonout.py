@@ -1,0 +1,28 @@
+"""JSON output: the contract in the design (``{"diagnoses": [...], ...}``)."""
+
+from __future__ import annotations
+
+import json
+
+from .. import __version__
+from ..models import Document, Report
+
+
+def report_dict(report: Report) -> dict:
+    return {
+        "tracelens_version": __version__,
+        "source": report.source,
+        "diagnoses": [d.model_dump(mode="json") for d in report.diagnoses],
+        "facts": report.facts,
+        "document": document_dict(report.document),
+    }
+
+
+def document_dict(doc: Document) -> dict:
+    data = doc.model_dump(mode="json", exclude={"facts"})
+    data["facts"] = [f.model_dump(mode="json", exclude={"priority"}) for f in doc.facts]
+    return data
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False)

@@ -1,0 +1,49 @@
+"""Markdown, ready to paste into an issue or chat."""
+
+from __future__ import annotations
+
+from ..models import Report
+from .common import IMPORTANT_FACTS, fence, summary_line
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|")
+
+
+def render_markdown(report: Report) -> str:
+    out = [f"## tracelens: {report.source}", "", summary_line(report), ""]
+    if not report.diagnoses:
+        out.append("**No known failure matched.**")
+    for k, d in enumerate(report.diagnoses, 1):
+        kind = "symptom" if d.secondary else "root cause"
+        out += [
+            f"### {k}. {d.title}",
+            "",
+            f"`{d.category}` · {d.severity} · {kind} · confidence {d.confidence:.2f} · rule `{d.rule_id}`",
+            "",
+            f"**Root cause.** {d.root_cause}",
+            "",
+        ]
+        for note in d.notes:
+            out += [f"> {note}", ""]
+        if d.evidence:
+            out += ["**Evidence**", "", fence("\n".join(f"{e.line}: {e.text}" for e in d.evidence)), ""]
+        if d.remedies:
+            out += ["**Remedies, in order**", ""]
+            for j, r in enumerate(d.remedies, 1):
+                mark = " *(already in place)*" if r.already_applied else ""
+                out.append(f"{j}. {r.title}{mark}")
+                for s in r.steps:
+                    out.append(f"   - {s}")
+                if r.commands:
+                    out += ["", "   " + fence("\n".join(r.commands), "sh").replace("\n", "\n   ")]
+            out.append("")
+        if d.does_not_help:
+            out += ["**Does not help**", ""] + [f"- {t}" for t in d.does_not_help] + [""]
+        if d.references:
+            out += ["**References**", ""] + [f"- <{r}>" for r in d.references] + [""]
+    facts = [(n, report.facts[n]) for n in IMPORTANT_FACTS if n in report.facts]
+    if facts:
+        out += ["### Environment", "", "| fact | value |", "|---|---|"]
+        out += [f"| {n} | `{_cell(v)}` |" for n, v in facts]
+    return "\n".join(out).rstrip() + "\n"

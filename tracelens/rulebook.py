@@ -1,0 +1,309 @@
+"""Rules: the YAML format as pydantic models, loading, validation with file/line/field errors.
+
+Regexes are RE2 (linear time): no rule can make the tool hang on a hostile log.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Literal
+
+import re2
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+SEVERITIES = ("warning", "error", "fatal")
+CONDITION_KINDS = ("exception", "frame", "line", "fact", "all", "any", "none")
+_RE2_OPTS = re2.Options()
+_RE2_OPTS.log_errors = False
+
+
+class RuleError(Exception):
+    """A rule file is broken. ``str()`` is one line naming the file, line and field."""
+
+    def __init__(self, path: str, line: int | None, field: str, message: str):
+        self.path, self.line, self.field, self.message = path, line, field, message
+        where = f"{path}:{line}" if line else path
+        super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
+
+
+def compile_regex(pattern: str, *, multiline: bool = False) -> Any:
+    """Compile an RE2 regex; raises ValueError with RE2's reason."""
+    try:
+        return re2.compile(("(?m)" if multiline else "") + pattern, _RE2_OPTS)
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode(errors="replace")
+        raise ValueError(f"invalid RE2 regex {pattern!r}: {reason}") from None
+
+
+def _check_condition(cond: Any, path: str) -> None:
+    """Validate one condition (recursively); raise ValueError naming the bad part."""
+    if not isinstance(cond, dict) or len(cond) != 1:
+        raise ValueError(f"{path}: a condition is a mapping with one key of {', '.join(CONDITION_KINDS)}")
+    (kind, body), = cond.items()
+    if kind not in CONDITION_KINDS:
+        raise ValueError(f"{path}: unknown condition {kind!r} (expected one of {', '.join(CONDITION_KINDS)})")
+    if kind in ("all", "any", "none"):
+        if not isinstance(body, list) or not body:
+            raise ValueError(f"{path}.{kind}: must be a non-empty list of conditions")
+        for k, sub in enumerate(body):
+            _check_condition(sub, f"{path}.{kind}[{k}]")
+        return
+    if kind == "line":
+        if isinstance(body, str):
+            compile_regex(body)
+            return
+        if not isinstance(body, dict) or not body or set(body) - {"text", "level", "stream"}:
+            raise ValueError(f"{path}.line: a regex, or a mapping of text/level/stream")
+        for key in ("text", "stream"):
+            if key in body:
+                compile_regex(str(body[key]))
+        return
+    if kind in ("exception", "frame"):
+        allowed = {"type", "message"} if kind == "exception" else {"function", "file", "module"}
+        if not isinstance(body, dict) or not body or set(body) - allowed:
+            raise ValueError(f"{path}.{kind}: a mapping of {'/'.join(sorted(allowed))} regexes")
+        for key, val in body.items():
+            if not isinstance(val, str):
+                raise ValueError(f"{path}.{kind}.{key}: must be a regex string")
+            compile_regex(val)
+        return
+    if kind == "fact":
+        if not isinstance(body, dict) or not body:
+            raise ValueError(f"{path}.fact: a mapping of fact name to test")
+        from .match import parse_fact_test  # late: match imports this module
+
+        for name, test in body.items():
+            parse_fact_test(str(test), f"{path}.fact.{name}")
+
+
+class FixedIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    package: str
+    """Package whose version fact (``<package>_version``) is compared."""
+    version: str
+    """First version with the fix."""
+
+
+class RemedySpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str
+    steps: list[str] = Field(default_factory=list)
+    commands: list[str] = Field(default_factory=list)
+    """Shell commands; ``{fact}`` placeholders are filled from the log."""
+    fixed_in: FixedIn | None = None
+
+
+class NoteSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    when: dict[str, Any]
+    """A condition (same forms as in ``match``); the note is shown when it holds."""
+    text: str
+
+    @field_validator("when")
+    @classmethod
+    def _when(cls, v: dict[str, Any]) -> dict[str, Any]:
+        _check_condition(v, "when")
+        return v
+
+
+class MatchSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    all: list[dict[str, Any]] = Field(default_factory=list)
+    any: list[dict[str, Any]] = Field(default_factory=list)
+    none: list[dict[str, Any]] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _conds(self) -> MatchSpec:
+        if not self.all and not self.any:
+            raise ValueError("needs at least one condition under 'all' or 'any'")
+        for kind in ("all", "any", "none"):
+            for k, cond in enumerate(getattr(self, kind)):
+                _check_condition(cond, f"{kind}[{k}]")
+        return self
+
+
+class Rule(BaseModel):
+    """One rule file."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    """Equals the file's path under the rules directory, without ``.yaml``."""
+    title: str
+    category: str
+    """One of the names in ``rules/categories.yaml``."""
+    severity: Literal["fatal", "error", "warning"]
+    secondary: bool = False
+    """A symptom (engine died, worker died, RPC timeout): any primary cause outranks it."""
+    status: Literal["stable", "experimental", "deprecated"] = "stable"
+    needs: list[str | list[str]] = Field(default_factory=list)
+    """Literals that must all occur in the log for the rule to be evaluated; an item that is a
+    list is satisfied by any one of its literals."""
+    match: MatchSpec
+    root_cause: str
+    notes: list[NoteSpec] = Field(default_factory=list)
+    remedies: list[RemedySpec] = Field(min_length=1)
+    does_not_help: list[str] = Field(default_factory=list)
+    references: list[str] = Field(min_length=1)
+    false_positives: list[str] = Field(default_factory=list)
+    tags: list[str] = Field(default_factory=list)
+
+
+@dataclass
+class LoadedRule:
+    rule: Rule
+    path: Path
+    examples: list[Path] = field(default_factory=list)
+    matcher: Any = None
+    """The compiled match (see :mod:`tracelens.match`)."""
+
+
+def shipped_rules_dir() -> Path:
+    """The rules that come with tracelens (inside the wheel, or the source tree)."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "rules", here.parent / "rules"):
+        if cand.is_dir():
+            return cand
+    return here / "rules"
+
+
+def shipped_healthy_dir() -> Path:
+    here = Path(__file__).resolve().parent
+    for cand in (here / "corpus" / "healthy", here.parent / "corpus" / "healthy"):
+        if cand.is_dir():
+            return cand
+    return here / "corpus" / "healthy"
+
+
+@lru_cache(maxsize=1)
+def categories() -> frozenset[str]:
+    """The category names rules may use."""
+    path = shipped_rules_dir() / "categories.yaml"
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return frozenset(item["name"] for item in data["categories"])
+
+
+def _node_line(node: yaml.Node | None, loc: tuple) -> int | None:
+    """Line (1-based) of the YAML node at ``loc`` (a pydantic error location)."""
+    if node is None:
+        return None
+    line = node.start_mark.line + 1
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value == part:
+                    node = v
+                    line = k.start_mark.line + 1
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def load_rule_file(path: Path, root: Path) -> Rule:
+    """Parse and validate one rule file; raise :class:`RuleError`."""
+    shown = str(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise RuleError(shown, None, "", f"cannot read ({exc})") from None
+    try:
+        node = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        raise RuleError(shown, mark.line + 1 if mark else None, "", f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(data, dict):
+        raise RuleError(shown, 1, "", "a rule file is a YAML mapping")
+    try:
+        rule = Rule.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = tuple(err["loc"])
+        msg = err["msg"].removeprefix("Value error, ")
+        return_line = _node_line(node, loc)
+        raise RuleError(shown, return_line, ".".join(str(p) for p in loc), msg) from None
+    expected = path.relative_to(root).with_suffix("").as_posix()
+    if rule.id != expected:
+        raise RuleError(shown, _node_line(node, ("id",)), "id", f"is {rule.id!r} but the file's path says {expected!r}")
+    cats = categories()
+    if rule.category not in cats:
+        raise RuleError(shown, _node_line(node, ("category",)), "category", f"{rule.category!r} is not a known category (see rules/categories.yaml)")
+    return rule
+
+
+def rule_dirs(extra: list[str] | tuple[str, ...] = ()) -> list[Path]:
+    """The shipped rules, then ``TRACELENS_RULES`` (path-separated), then ``--rules`` dirs."""
+    dirs = [shipped_rules_dir()]
+    env = os.environ.get("TRACELENS_RULES", "")
+    dirs += [Path(p) for p in env.split(os.pathsep) if p]
+    dirs += [Path(p) for p in extra]
+    return dirs
+
+
+def rule_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if p.name != "categories.yaml")
+
+
+def examples_of(path: Path) -> list[Path]:
+    stem = path.name[: -len(".yaml")]
+    return sorted(path.parent.glob(f"{stem}.example*.log"))
+
+
+class RuleSet:
+    """Loaded, compiled rules. Later directories override earlier ones by id."""
+
+    def __init__(self, rules: list[LoadedRule], errors: list[RuleError] | None = None):
+        from .match import compile_rule, Prefilter
+
+        self.rules = rules
+        self.errors = errors or []
+        for lr in rules:
+            lr.matcher = compile_rule(lr.rule)
+        self.prefilter = Prefilter([lr.rule.needs for lr in rules])
+
+    def get(self, rule_id: str) -> LoadedRule | None:
+        for lr in self.rules:
+            if lr.rule.id == rule_id:
+                return lr
+        return None
+
+
+def load(dirs: list[Path] | None = None, *, strict: bool = True) -> RuleSet:
+    """Load every rule under ``dirs``. With ``strict``, the first broken file raises
+    :class:`RuleError`; otherwise errors are collected on the RuleSet."""
+    dirs = dirs if dirs is not None else rule_dirs()
+    by_id: dict[str, LoadedRule] = {}
+    errors: list[RuleError] = []
+    for root in dirs:
+        if not root.is_dir():
+            err = RuleError(str(root), None, "", "rules directory not found")
+            if strict:
+                raise err
+            errors.append(err)
+            continue
+        for path in rule_files(root):
+            try:
+                rule = load_rule_file(path, root)
+            except RuleError as err:
+                if strict:
+                    raise
+                errors.append(err)
+                continue
+            by_id[rule.id] = LoadedRule(rule=rule, path=path, examples=examples_of(path))
+    return RuleSet(list(by_id.values()), errors)
+
+
+@lru_cache(maxsize=8)
+def default_rules(extra: tuple[str, ...] = ()) -> RuleSet:
+    return load(rule_dirs(extra))
