@@ -229,6 +229,33 @@ def rules_test(dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str,
         sys.exit(1)
 
 
+@rules.command("schema")
+def rules_schema() -> None:
+    """Print the JSON schema of a rule file (for editors).
+
+    Example:
+
+        tracelens rules schema > rules/rule.schema.json
+    """
+    from .catalogue import schema_json
+
+    click.echo(schema_json(), nl=False)
+
+
+@rules.command("catalogue")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def rules_catalogue(rules_dirs: tuple[str, ...]) -> None:
+    """Print the rule catalogue as Markdown.
+
+    Example:
+
+        tracelens rules catalogue > docs/rules.md
+    """
+    from .catalogue import catalogue_md
+
+    click.echo(catalogue_md(_load_rules(rules_dirs)), nl=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: never shows a traceback of tracelens itself."""
     try:

@@ -427,7 +427,7 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
                 vals = dict(values, **nh.captures)
                 notes.append(fill(note.text, vals))
                 hit.evidence.extend(nh.evidence)
-        evidence = sorted({(e.line, e.text): e for e in hit.evidence}.values(), key=lambda e: e.line)
+        evidence = _dedupe_evidence(hit.evidence)
         used = {m.group(1) for t in _texts(rule) for m in _PLACEHOLDER.finditer(t)}
         facts_used = {n: values[n] for n in sorted(used) if n in values}
         facts_used.update(hit.facts)
@@ -453,6 +453,21 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
     severity_rank = {"fatal": 2, "error": 1, "warning": 0}
     out.sort(key=lambda d: (-d.score, -severity_rank[d.severity], d.rule_id))
     return _drop_restatements(out)
+
+
+def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:
+    """One evidence entry per log line (the longest text, every reason), in line order."""
+    by_line: dict[int, Evidence] = {}
+    for e in items:
+        cur = by_line.get(e.line)
+        if cur is None:
+            by_line[e.line] = e.model_copy()
+            continue
+        if len(e.text) > len(cur.text):
+            cur.text = e.text
+        if e.why and e.why not in cur.why:
+            cur.why = f"{cur.why}; {e.why}" if cur.why else e.why
+    return [by_line[k] for k in sorted(by_line)]
 
 
 def _texts(rule: Rule) -> list[str]:

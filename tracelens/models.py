@@ -43,6 +43,8 @@ class Frame(BaseModel):
     """The source line Python printed under the frame."""
     line: int = 0
     """Log line number of the ``File "…"`` line."""
+    end_line: int = 0
+    """Log line number of the frame's last source or caret line."""
     repeated: int = 0
     """``[Previous line repeated N more times]`` after this frame."""
 
@@ -56,6 +58,8 @@ class ExceptionInfo(BaseModel):
     """The whole message, continuation lines joined with ``\\n``."""
     line: int = 0
     """Log line number of the exception line."""
+    end_line: int = 0
+    """Log line number of the message's last line."""
     nested: list[Traceback] = Field(default_factory=list)
     """Tracebacks quoted in the message (RemoteTraceback, Ray) or exception-group members."""
 

@@ -41,6 +41,11 @@ _EXC = re.compile(
     r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
 )
 _QUOTE = '"""'
+# In a message without a logger header, a line like these starts new output, not more message.
+_NEW_OUTPUT = re.compile(
+    r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
+    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> "
+)
 _MAX_MSG_LINES = 400
 
 _KNOWN_TOPS = (
@@ -158,6 +163,15 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 in_tb_chain = True
                 i = j
                 continue
+            elif (
+                i + 1 < n
+                and records[i + 1].text.strip() == _QUOTE
+                and not text[:1].isspace()
+                and _EXC.match(stripped)
+            ):
+                # "multiprocessing.pool.RemoteTraceback: " with a quoted traceback below
+                yield _tok("EXC", text, rec.line)
+                state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
             elif _FAULT_HEAD.match(stripped):
                 yield _tok("FAULT_HEAD", stripped, rec.line)
                 state = "fault"
@@ -216,6 +230,9 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 or _GROUP_HEAD.match(text)
                 or _FAULT_HEAD.match(text)
             ):
+                state, in_tb_chain = "normal", True
+                continue
+            if sig == (None, None) and _NEW_OUTPUT.match(text):
                 state, in_tb_chain = "normal", True
                 continue
             if msg_lines >= _MAX_MSG_LINES:
@@ -295,6 +312,7 @@ class _Build(Transformer):
             module=module_of(path),
             source="\n".join(sources) or None,
             line=head.line,
+            end_line=max(c.line for c in children),
         )
 
     def repeated(self, children):
@@ -303,7 +321,10 @@ class _Build(Transformer):
     def exc(self, children):
         head = children[0]
         more = [str(c) for c in children[1:]]
+        if any(m.strip() == _QUOTE for m in more):
+            more = [m for m in more if m.strip() != _QUOTE] if _nested_only(more) else more
         exc = _parse_exception(str(head), head.line, more)
+        exc.end_line = max(c.line for c in children)
         exc.nested = _nested_tracebacks(children[1:])
         return exc
 
@@ -317,6 +338,10 @@ class _Build(Transformer):
             elif isinstance(child, ExceptionInfo):
                 seg.exception = child
         return seg
+
+    def bare(self, children):
+        exc = children[0]
+        return Segment(exception=exc, start_line=exc.line)
 
     def group(self, children):
         tok = children[0]
@@ -391,9 +416,9 @@ class _Build(Transformer):
 def _last_line(tb: Traceback) -> int:
     last = tb.start_line
     for seg in tb.segments:
-        last = max(last, seg.start_line, *(f.line for f in seg.frames), 0)
+        last = max(last, seg.start_line, *(max(f.line, f.end_line) for f in seg.frames), 0)
         if seg.exception:
-            last = max(last, seg.exception.line)
+            last = max(last, seg.exception.line, seg.exception.end_line)
     return last
 
 
@@ -415,6 +440,10 @@ def _nested_tracebacks(msg_tokens) -> list[Traceback]:
 def _dedent_quoted(text: str) -> str:
     return text
 
+
+def _nested_only(lines: list[str]) -> bool:
+    """The message is a quoted traceback (nothing but quotes around it)."""
+    return bool(lines) and lines[0].strip() == _QUOTE
 
 _GROUP_SEP = re.compile(r"\+(?:-\+)?-+(?: (?P<n>\d+|\.\.\.) -+)?\s*$")
 
@@ -500,7 +529,7 @@ def _has_trigger(records: Sequence[Record]) -> bool:
     for r in records:
         t = r.text
         if "Traceback (most recent call last):" in t or "Fatal Python error" in t or (
-            "Exception Group Traceback" in t
+            "Exception Group Traceback" in t or t.strip() == _QUOTE
         ):
             return True
     return False

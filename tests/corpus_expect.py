@@ -1,0 +1,75 @@
+"""Expected parses of the corpus logs: ``<log>.expect.yaml`` beside each log.
+
+Write or refresh them (then read the diff before committing):
+
+    python tests/corpus_expect.py corpus/shapes/*.log
+
+An expect file holds ``parse`` (what the reader must find), optionally ``facts`` (a subset
+that must be read) and ``top_rule`` (the rank-1 diagnosis; ``null`` for a healthy log).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "corpus"
+
+
+def summarize(doc) -> dict:
+    def tb(t) -> dict:
+        exc = t.exception
+        out = {
+            "line": t.start_line,
+            "end": t.end_line,
+            "kind": t.kind,
+            "type": exc.type if exc else None,
+            "message": (exc.message.splitlines()[0][:100] if exc and exc.message else ""),
+            "segments": len(t.segments),
+            "frames": len(t.frames),
+            "streams": len(t.streams),
+            "truncated": t.truncated,
+        }
+        if exc and exc.nested:
+            out["nested"] = [tb(n) for n in exc.nested]
+        return out
+
+    return {
+        "lines": doc.line_count,
+        "streams": len(doc.streams),
+        "tracebacks": [tb(t) for t in doc.tracebacks],
+        "errors": len(doc.errors),
+    }
+
+
+def corpus_logs() -> list[Path]:
+    return sorted(CORPUS.rglob("*.log"))
+
+
+def expect_path(log: Path) -> Path:
+    return log.with_name(log.name[: -len(".log")] + ".expect.yaml")
+
+
+def write(log: Path) -> None:
+    from tracelens.engine import parse_path, report
+
+    path = expect_path(log)
+    old = yaml.safe_load(path.read_text()) if path.exists() else {}
+    doc = parse_path(str(log))
+    data = {"parse": summarize(doc)}
+    if "facts" in (old or {}):
+        data["facts"] = old["facts"]
+    rep = report(doc)
+    data["top_rule"] = old.get("top_rule", rep.diagnoses[0].rule_id if rep.diagnoses else None) if old else (
+        rep.diagnoses[0].rule_id if rep.diagnoses else None
+    )
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:] or [str(p) for p in corpus_logs()]:
+        write(Path(arg))
+        print("wrote", expect_path(Path(arg)))

@@ -1,0 +1,137 @@
+"""The command line: exit codes, stdin, one-line errors, the JSON contract."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracelens.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
+HEALTHY = sorted((ROOT / "corpus" / "healthy").glob("*.log"))
+
+
+def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "tracelens", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=120
+    )
+
+
+def test_diagnose_json_contract():
+    p = run("diagnose", str(SEED), "--format", "json")
+    assert p.returncode == 0, p.stderr
+    data = json.loads(p.stdout)
+    assert isinstance(data["diagnoses"], list) and data["diagnoses"]
+    d = data["diagnoses"][0]
+    for key in ("rule_id", "title", "category", "severity", "confidence", "root_cause", "remedies",
+                "does_not_help", "evidence", "references"):
+        assert key in d, key
+    assert {"title", "steps", "commands"} <= set(d["remedies"][0])
+    assert {"line", "text"} <= set(d["evidence"][0])
+
+
+def test_diagnose_stdin_same_as_file():
+    a = run("diagnose", str(SEED), "--format", "json")
+    b = run("diagnose", "-", "--format", "json", stdin=SEED.read_bytes())
+    da, db = json.loads(a.stdout), json.loads(b.stdout)
+    assert da["diagnoses"] == db["diagnoses"]
+
+
+@pytest.mark.parametrize("log", HEALTHY[:2], ids=[p.name for p in HEALTHY[:2]])
+def test_healthy_log_gives_empty_diagnoses(log):
+    p = run("diagnose", str(log), "--format", "json")
+    assert p.returncode == 0
+    assert json.loads(p.stdout)["diagnoses"] == []
+    text = run("diagnose", str(log))
+    assert b"Nothing is wrong" in text.stdout or b"No known failure" in text.stdout
+
+
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (("diagnose", "/nonexistent/crash.log"), b"no such file"),
+        (("diagnose", "corpus"), b"is a directory"),
+        (("diagnose", "--format", "yaml", "x.log"), b"Invalid value"),
+        (("explain", "no/such-rule"), b"no rule"),
+        (("diagnose", "--rules", "/nonexistent-rules-dir", str(SEED)), b"rules directory not found"),
+    ],
+)
+def test_usage_and_input_errors_exit_2_with_one_line(args, needle):
+    p = run(*args)
+    assert p.returncode == 2
+    assert needle in p.stderr
+    assert b"Traceback" not in p.stderr
+
+
+def test_empty_input_is_healthy():
+    p = run("diagnose", "-", "--format", "json", stdin=b"")
+    assert p.returncode == 0
+    assert json.loads(p.stdout)["diagnoses"] == []
+
+
+@pytest.mark.parametrize("level,code", [("fatal", 1), ("warning", 1)])
+def test_fail_on(level, code):
+    assert run("diagnose", str(SEED), "--fail-on", level).returncode == code
+
+
+def test_fail_on_healthy_exits_0():
+    assert run("diagnose", str(HEALTHY[0]), "--fail-on", "warning").returncode == 0
+
+
+@pytest.mark.parametrize("fmt,needle", [("markdown", "### 1."), ("jira", "h3. 1."), ("text", "[1]")])
+def test_other_formats(fmt, needle, capsys):
+    assert main(["diagnose", str(SEED), "--format", fmt]) == 0
+    assert needle in capsys.readouterr().out
+
+
+def test_parse_json_has_diagnoses_key(capsys):
+    assert main(["parse", str(SEED), "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["diagnoses"] == [] and data["tracebacks"]
+
+
+def test_rules_list_and_show(capsys):
+    assert main(["rules", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "vllm/attention/mla-fp8-kv-unsupported" in out
+    assert main(["rules", "show", "vllm/attention/mla-fp8-kv-unsupported"]) == 0
+    assert "root_cause" in capsys.readouterr().out
+    assert main(["explain", "vllm/attention/mla-fp8-kv-unsupported"]) == 0
+    assert "What to do" in capsys.readouterr().out
+
+
+def test_broken_rule_is_one_line_naming_file_line_field(tmp_path, capsys):
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "bad.yaml").write_text(
+        "id: bad\ntitle: t\ncategory: gpu-oom\nseverity: catastrophic\nmatch:\n  all:\n    - line: 'x'\n"
+        "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n"
+    )
+    assert main(["diagnose", "--rules", str(d), str(SEED)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "bad.yaml:4" in err and "severity" in err
+
+
+def test_rules_lint_reports_every_problem(tmp_path, capsys):
+    d = tmp_path / "mine"
+    d.mkdir()
+    (d / "a.yaml").write_text("id: a\n")
+    (d / "b.yaml").write_text("id: b\ntitle: t\ncategory: nope\nseverity: fatal\nmatch: {all: [{line: 'x'}]}\n"
+                              "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n")
+    (d / "c.yaml").write_text("id: c\ntitle: t\ncategory: gpu-oom\nseverity: fatal\nmatch: {all: [{line: '(?=x)'}]}\n"
+                              "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n")
+    assert main(["rules", "lint", str(d)]) == 1
+    out = capsys.readouterr().out
+    assert "a.yaml" in out and "b.yaml:3: category" in out and "c.yaml" in out and "RE2" in out
+
+
+def test_no_args_on_a_terminal_is_a_usage_error():
+    # stdin is not a tty under pytest: '-' is read and is empty, which is healthy
+    p = run("diagnose", stdin=b"")
+    assert p.returncode == 0

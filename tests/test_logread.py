@@ -1,0 +1,85 @@
+"""bytes -> records: decoding, line splitting, envelopes (tables of cases)."""
+
+from __future__ import annotations
+
+import codecs
+
+import pytest
+
+from tracelens.logread import peel, records_from_bytes
+
+ENVELOPES = [
+    # (line, text, stream, level, source)
+    ("(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] EngineCore failed to start.",
+     "EngineCore failed to start.", "EngineCore_DP0 pid=245", "ERROR", "core.py:700"),
+    ("(Worker_TP0 pid=215) ERROR 01-20 13:03:50 [v1/executor/multiproc_executor.py:749]   File \"x.py\", line 1, in f",
+     '  File "x.py", line 1, in f', "Worker_TP0 pid=215", "ERROR", "v1/executor/multiproc_executor.py:749"),
+    ("(VllmWorker rank=1 pid=9) INFO 02-01 10:00:00 [gpu_worker.py:10] ready",
+     "ready", "VllmWorker rank=1 pid=9", "INFO", "gpu_worker.py:10"),
+    ("(RayWorkerWrapper pid=77, ip=10.0.0.2) WARNING 02-01 10:00:00 [ray_utils.py:3] slow",
+     "slow", "RayWorkerWrapper pid=77, ip=10.0.0.2", "WARNING", "ray_utils.py:3"),
+    ("(APIServer pid=1) INFO 09-14 08:01:14 [api_server.py:1839] vLLM API server version 0.10.2",
+     "vLLM API server version 0.10.2", "APIServer pid=1", "INFO", "api_server.py:1839"),
+    ("[rank3]: Traceback (most recent call last):", "Traceback (most recent call last):", "rank3", None, None),
+    ("[rank3]:   File \"t.py\", line 2, in <module>", '  File "t.py", line 2, in <module>', "rank3", None, None),
+    ("[default0]:  File \"t.py\", line 2, in <module>", '  File "t.py", line 2, in <module>', "default0", None, None),
+    ("[2025-01-20 13:03:50 TP0] Scheduler hit an exception: boom", "Scheduler hit an exception: boom", "TP0", None, None),
+    ("[2025-01-20 13:03:50 DP1 TP3] Load weight end.", "Load weight end.", "DP1 TP3", None, None),
+    ("[2025-01-20 13:03:50] INFO:     Started server process [1]", "Started server process [1]", "", "INFO", None),
+    ("2025-09-14T08:01:10.120431786Z INFO 09-14 08:01:10 [__init__.py:216] Automatically detected platform cuda.",
+     "Automatically detected platform cuda.", "", "INFO", "__init__.py:216"),
+    ("[pod/vllm-0/vllm] 2025-09-14T08:01:10Z (APIServer pid=1) INFO 09-14 08:01:10 [a.py:1] hi",
+     "hi", "pod/vllm-0/vllm / APIServer pid=1", "INFO", "a.py:1"),
+    ("vllm03  | (Worker_TP3 pid=2125) ERROR 07-01 11:37:06 [multiproc_executor.py:898]     x = 1",
+     "    x = 1", "vllm03 / Worker_TP3 pid=2125", "ERROR", "multiproc_executor.py:898"),
+    ("E0120 13:03:50.123456 1234 ProcessGroupNCCL.cpp:1234] [PG 0 Rank 1] Watchdog caught collective operation timeout",
+     "[PG 0 Rank 1] Watchdog caught collective operation timeout", "", "ERROR", "ProcessGroupNCCL.cpp:1234"),
+    ("ERROR:root:worker 2 exited", "worker 2 exited", "", "ERROR", "root"),
+    ("WARNING:transformers.generation.utils:Setting pad_token_id", "Setting pad_token_id", "", "WARNING", "transformers.generation.utils"),
+    ("INFO:     127.0.0.1:51234 - \"POST /v1/completions HTTP/1.1\" 200 OK",
+     "127.0.0.1:51234 - \"POST /v1/completions HTTP/1.1\" 200 OK", "", "INFO", None),
+    ("2024-11-02 16:40:12,909 - app.server - ERROR - request failed", "request failed", "", "ERROR", "app.server"),
+    # lines no format knows are kept whole
+    ("  File \"/srv/a.py\", line 3, in <module>", "  File \"/srv/a.py\", line 3, in <module>", "", None, None),
+    ("ValueError: bad value", "ValueError: bad value", "", None, None),
+    ("  | ExceptionGroup: eg (2 sub-exceptions)", "  | ExceptionGroup: eg (2 sub-exceptions)", "", None, None),
+    ("| 0  NVIDIA H200  On |", "| 0  NVIDIA H200  On |", "", None, None),
+    ("", "", "", None, None),
+]
+
+
+@pytest.mark.parametrize("line,text,stream,level,source", ENVELOPES)
+def test_envelope(line, text, stream, level, source):
+    rec = peel(line, 7)
+    assert (rec.text, rec.stream, rec.level, rec.source, rec.line) == (text, stream, level, source, 7)
+
+
+DECODING = [
+    # (bytes, expected (line, text) pairs)
+    (b"a\nb\n", [(1, "a"), (2, "b")]),
+    (b"a\r\nb\r\n", [(1, "a"), (2, "b")]),
+    (b"10%\r50%\r100%\ndone\n", [(1, "10%"), (1, "50%"), (1, "100%"), (2, "done")]),
+    (b"no newline at end", [(1, "no newline at end")]),
+    (b"", []),
+    (b"\n\n", [(1, ""), (2, "")]),
+    (b"bad \xff\xfe utf8\n", [(1, "bad \ufffd\ufffd utf8")]),
+    (b"nul\x00bytes\n", [(1, "nulbytes")]),
+    (b"\x1b[1;31mERROR\x1b[0m red\n", [(1, "ERROR red")]),
+    (b"\x1b]0;title\x07plain\n", [(1, "plain")]),
+    (b"\x1b[2K\x1b[1Gprogress\n", [(1, "progress")]),
+    (codecs.BOM_UTF8 + b"bom\n", [(1, "bom")]),
+    (codecs.BOM_UTF16_LE + "wide\r\nline\r\n".encode("utf-16-le"), [(1, "wide"), (2, "line")]),
+    (codecs.BOM_UTF16_BE + "big\n".encode("utf-16-be"), [(1, "big")]),
+]
+
+
+@pytest.mark.parametrize("data,expected", DECODING)
+def test_decoding(data, expected):
+    assert [(r.line, r.text) for r in records_from_bytes(data)] == expected
+
+
+def test_line_of_several_megabytes_is_kept_whole():
+    big = b"x" * (5 << 20)
+    recs = records_from_bytes(b"start\n" + big + b"\nend\n")
+    assert [r.line for r in recs] == [1, 2, 3]
+    assert len(recs[1].text) == 5 << 20

@@ -1,0 +1,48 @@
+"""The knowledge base checks itself: examples rank 1, healthy logs silent, metadata present,
+generated files current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracelens.catalogue import catalogue_md, schema_json
+from tracelens.rulebook import categories, load, rule_dirs, shipped_healthy_dir
+from tracelens.ruletest import lint, run_tests
+
+ROOT = Path(__file__).resolve().parent.parent
+RULES = load(rule_dirs())
+RESULTS = run_tests(RULES, [shipped_healthy_dir()])
+
+
+def test_no_broken_rule_files():
+    assert [str(e) for e in RULES.errors] == []
+
+
+def test_lint_is_clean():
+    assert lint(RULES) == []
+
+
+@pytest.mark.parametrize("result", RESULTS, ids=[r.name for r in RESULTS])
+def test_rule_examples_and_healthy_logs(result):
+    assert result.ok, result.detail
+
+
+def test_knowledge_base_breadth():
+    assert len(RULES.rules) >= 40
+    used = {lr.rule.category for lr in RULES.rules}
+    assert categories() - {"none"} <= used, sorted(categories() - {"none"} - used)
+
+
+@pytest.mark.parametrize("lr", RULES.rules, ids=[lr.rule.id for lr in RULES.rules])
+def test_every_rule_has_references_and_examples(lr):
+    assert lr.rule.references and lr.examples
+
+
+def test_schema_file_is_current():
+    assert (ROOT / "rules" / "rule.schema.json").read_text() == schema_json()
+
+
+def test_catalogue_is_current():
+    assert (ROOT / "docs" / "rules.md").read_text() == catalogue_md(RULES)

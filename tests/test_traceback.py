@@ -1,0 +1,284 @@
+"""The traceback grammar: tables of inputs that must parse to given shapes, and inputs that
+must not produce a traceback."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tracelens.logread import records_from_text
+from tracelens.traceback import module_of, parse_records
+
+
+def shape(text: str) -> list[tuple]:
+    tbs = parse_records(records_from_text(textwrap.dedent(text).strip("\n")))
+    out = []
+    for tb in tbs:
+        exc = tb.exception
+        out.append(
+            (
+                tb.kind,
+                exc.type if exc else None,
+                exc.message if exc else None,
+                len(tb.frames),
+                [s.link for s in tb.segments],
+                tb.truncated,
+            )
+        )
+    return out
+
+
+VALID = {
+    "plain": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/app.py", line 3, in <module>
+            main()
+        ValueError: bad value
+        ''',
+        [("python", "ValueError", "bad value", 1, [None], False)],
+    ),
+    "no source lines, frozen frames": (
+        '''
+        Traceback (most recent call last):
+          File "<frozen importlib._bootstrap>", line 1204, in _gcd_import
+          File "<frozen importlib._bootstrap>", line 1176, in _find_and_load
+        ModuleNotFoundError: No module named 'flash_attn'
+        ''',
+        [("python", "ModuleNotFoundError", "No module named 'flash_attn'", 2, [None], False)],
+    ),
+    "carets 3.11+": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/a.py", line 9, in f
+            return x[idx] + y
+                   ~^^^^^
+        IndexError: list index out of range
+        ''',
+        [("python", "IndexError", "list index out of range", 1, [None], False)],
+    ),
+    "direct cause chain": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/a.py", line 2, in load
+        FileNotFoundError: [Errno 2] No such file or directory: 'c.json'
+
+        The above exception was the direct cause of the following exception:
+
+        Traceback (most recent call last):
+          File "/srv/a.py", line 5, in main
+        RuntimeError: config could not be loaded
+        ''',
+        [("python", "RuntimeError", "config could not be loaded", 2, [None, "cause"], False)],
+    ),
+    "during handling chain": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/a.py", line 2, in parse
+        ValueError: invalid literal for int() with base 10: '8x'
+
+        During handling of the above exception, another exception occurred:
+
+        Traceback (most recent call last):
+          File "/srv/a.py", line 7, in main
+        KeyError: 'tp'
+        ''',
+        [("python", "KeyError", "'tp'", 2, [None, "context"], False)],
+    ),
+    "syntax error with caret block": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/run.py", line 2, in <module>
+            import pkg.broken
+          File "/srv/pkg/broken.py", line 1
+            def setup(:
+                      ^
+        SyntaxError: invalid syntax
+        ''',
+        [("python", "SyntaxError", "invalid syntax", 2, [None], False)],
+    ),
+    "repeated frames": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/r.py", line 3, in <module>
+          File "/srv/r.py", line 2, in walk
+          [Previous line repeated 996 more times]
+        RecursionError: maximum recursion depth exceeded
+        ''',
+        [("python", "RecursionError", "maximum recursion depth exceeded", 2, [None], False)],
+    ),
+    "multi-line message and notes": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/m.py", line 1, in <module>
+        RuntimeError: CUDA error: device-side assert triggered
+        CUDA kernel errors might be asynchronously reported at some other API call.
+        For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+        ''',
+        [(
+            "python", "RuntimeError",
+            "CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously "
+            "reported at some other API call.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+            1, [None], False,
+        )],
+    ),
+    "exception without message": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/k.py", line 4, in <module>
+        KeyboardInterrupt
+        ''',
+        [("python", "KeyboardInterrupt", "", 1, [None], False)],
+    ),
+    "truncated by the end of the log": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/t.py", line 4, in <module>
+            run()
+        ''',
+        [("python", None, None, 1, [None], True)],
+    ),
+    "faulthandler dump": (
+        '''
+        Fatal Python error: Segmentation fault
+
+        Thread 0x00007f3a9c1ff640 (most recent call first):
+          File "/usr/lib/python3.11/threading.py", line 327 in wait
+
+        Current thread 0x00007f3a2b7fe640 (most recent call first):
+          File "/srv/x.py", line 5 in crash
+          File "/srv/x.py", line 9 in <module>
+
+        Extension modules: numpy.core._multiarray_umath (total: 1)
+        ''',
+        [("faulthandler", "Fatal Python error", "Segmentation fault", 3, [None, None], False)],
+    ),
+    "two tracebacks in a row": (
+        '''
+        Traceback (most recent call last):
+          File "/srv/a.py", line 1, in <module>
+        ValueError: one
+        Traceback (most recent call last):
+          File "/srv/b.py", line 1, in <module>
+        TypeError: two
+        ''',
+        [
+            ("python", "ValueError", "one", 1, [None], False),
+            ("python", "TypeError", "two", 1, [None], False),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize("text,expected", VALID.values(), ids=list(VALID))
+def test_valid(text, expected):
+    assert shape(text) == expected
+
+
+NOT_TRACEBACKS = {
+    "prose mentioning tracebacks": "see the Traceback section of the docs for details",
+    "frame line alone": '  File "/srv/a.py", line 3, in <module>',
+    "exception line alone": "ValueError: bad value",
+    "chain separator alone": "The above exception was the direct cause of the following exception:",
+    "quoted header mid-line": "grep for 'Traceback (most recent call last):' in the logs",
+}
+
+
+@pytest.mark.parametrize("text", NOT_TRACEBACKS.values(), ids=list(NOT_TRACEBACKS))
+def test_not_a_traceback(text):
+    assert shape(text) == []
+
+
+def test_exception_group_members():
+    tbs = parse_records(records_from_text(textwrap.dedent('''
+          + Exception Group Traceback (most recent call last):
+          |   File "/srv/g.py", line 11, in <module>
+          |     asyncio.run(main())
+          | ExceptionGroup: unhandled errors in a TaskGroup (2 sub-exceptions)
+          +-+---------------- 1 ----------------
+            | Traceback (most recent call last):
+            |   File "/srv/g.py", line 4, in worker
+            | ValueError: bad shard 1
+            +---------------- 2 ----------------
+            | TimeoutError: shard 2 did not answer
+            +------------------------------------
+        ''').strip("\n")))
+    assert len(tbs) == 1
+    exc = tbs[0].exception
+    assert (tbs[0].kind, exc.type) == ("group", "ExceptionGroup")
+    assert [(n.exception.type, n.exception.message) for n in exc.nested] == [
+        ("ValueError", "bad shard 1"),
+        ("TimeoutError", "shard 2 did not answer"),
+    ]
+    assert tbs[0].end_line == 11
+
+
+def test_remote_traceback_is_nested():
+    tbs = parse_records(records_from_text(textwrap.dedent('''
+        multiprocessing.pool.RemoteTraceback:
+        """
+        Traceback (most recent call last):
+          File "/srv/w.py", line 4, in shard
+        MemoryError: shard 3 does not fit
+        """
+
+        The above exception was the direct cause of the following exception:
+
+        Traceback (most recent call last):
+          File "/srv/w.py", line 8, in <module>
+        MemoryError: shard 3 does not fit
+        ''').strip("\n")))
+    assert len(tbs) == 1
+    first = tbs[0].segments[0].exception
+    assert first.type == "multiprocessing.pool.RemoteTraceback"
+    assert [n.exception.type for n in first.nested] == ["MemoryError"]
+    assert [s.link for s in tbs[0].segments] == [None, "cause"]
+
+
+def test_ray_task_error_frames_are_nested():
+    tbs = parse_records(records_from_text(textwrap.dedent('''
+        Traceback (most recent call last):
+          File "/srv/driver.py", line 3, in <module>
+        ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.execute_method() (pid=4155, ip=10.0.0.2)
+          File "/opt/venv/lib/python3.10/site-packages/vllm/worker/worker_base.py", line 465, in execute_method
+            raise e
+        RuntimeError: CUDA error: an illegal memory access was encountered
+        ''').strip("\n")))
+    exc = tbs[0].exception
+    assert exc.type == "ray.exceptions.RayTaskError(RuntimeError)"
+    assert [n.exception.type for n in exc.nested] == ["RuntimeError"]
+    assert exc.nested[0].frames[0].module == "vllm.worker.worker_base"
+
+
+def test_prefixed_traceback_parses_like_a_bare_one():
+    bare = textwrap.dedent('''
+        Traceback (most recent call last):
+          File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 691, in run_engine_core
+            engine_core = EngineCoreProc(*args, **kwargs)
+                          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
+        ValueError: No valid attention backend found
+        ''').strip("\n")
+    prefix = "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] "
+    prefixed = "\n".join(prefix + line for line in bare.splitlines())
+    a = parse_records(records_from_text(bare))
+    b = parse_records(records_from_text(prefixed))
+    assert [t.model_dump(exclude={"stream", "streams"}) for t in a] == [
+        t.model_dump(exclude={"stream", "streams"}) for t in b
+    ]
+
+
+@pytest.mark.parametrize(
+    "path,module",
+    [
+        ("/usr/local/lib/python3.12/dist-packages/vllm/v1/attention/selector.py", "vllm.v1.attention.selector"),
+        ("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", "torch.nn.modules.module"),
+        ("/usr/lib/python3.11/multiprocessing/pool.py", "multiprocessing.pool"),
+        ("<frozen runpy>", "runpy"),
+        ("/srv/app/train.py", "train"),
+        ("C:\\Python311\\Lib\\site-packages\\torch\\cuda\\__init__.py", "torch.cuda"),
+        ("<string>", None),
+    ],
+)
+def test_module_of(path, module):
+    assert module_of(path) == module
