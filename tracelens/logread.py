@@ -109,7 +109,7 @@ ENVELOPES: tuple[Envelope, ...] = (
     Envelope(
         "process-tag",
         re.compile(
-            r"\((?P<s>(?:[A-Za-z_][\w.:-]*(?: rank=\d+)? )?pid=\d+(?:, ip=[\w.:-]+)?"
+            r"\((?P<s>(?:[A-Za-z_][\w.:-]*(?: rank=\d+| [A-Z]{2,4}\d+)? )?pid=\d+(?:, ip=[\w.:-]+)?"
             r"(?:, [\w ]+=[^)]*)?)\) "
         ),
         stream_group="s",
@@ -176,9 +176,30 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
 )
 
-# A line can only start an envelope with one of these characters; lines starting otherwise
-# skip the table (most traceback and message lines).
-_ENVELOPE_START = frozenset("[(ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ALNUM = _UPPER + _UPPER.lower() + "0123456789"
+# The characters each envelope can start with: a line is only tried against the envelopes its
+# next character allows (most traceback and message lines try none).
+_FIRST_CHARS = {
+    "kubectl-prefix": "[",
+    "compose-prefix": _ALNUM,
+    "iso-timestamp": "0123456789",
+    "sglang": "[",
+    "process-tag": "(",
+    "ray-daemon": "(",
+    "torchrun-rank": "[",
+    "torchrun-default": "[",
+    "vllm-logger": "TDINWECF",
+    "glog": "IWEF",
+    "python-asctime": "0123456789",
+    "python-logging": "TDINWECF",
+    "uvicorn": "TDINWECF",
+    "timestamp-level": "[0123456789",
+}
+_BY_FIRST: dict[str, tuple[Envelope, ...]] = {
+    ch: tuple(e for e in ENVELOPES if ch in _FIRST_CHARS[e.name])
+    for ch in set("".join(_FIRST_CHARS.values()))
+}
 
 
 def peel(text: str, line: int) -> Record:
@@ -188,9 +209,9 @@ def peel(text: str, line: int) -> Record:
     pos = 0
     used: set[str] = set()
     progress = True
-    while progress and pos < len(text) and text[pos] in _ENVELOPE_START:
+    while progress and pos < len(text):
         progress = False
-        for env in ENVELOPES:
+        for env in _BY_FIRST.get(text[pos], ()):
             if env.name in used:
                 continue
             m = env.pattern.match(text, pos)
@@ -209,7 +230,8 @@ def peel(text: str, line: int) -> Record:
             pos = m.end()
             progress = True
             break
-    return Record(
+    # model_construct: the fields are built right here, validation would only cost time
+    return Record.model_construct(
         line=line,
         text=text[pos:] if pos else text,
         stream=" / ".join(streams),

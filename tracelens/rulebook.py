@@ -5,7 +5,9 @@ Regexes are RE2 (linear time): no rule can make the tool hang on a hostile log.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -30,6 +32,10 @@ class RuleError(Exception):
         super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@lru_cache(maxsize=4096)
 def compile_regex(pattern: str, *, multiline: bool = False) -> Any:
     """Compile an RE2 regex; raises ValueError with RE2's reason."""
     try:
@@ -159,8 +165,17 @@ class LoadedRule:
     rule: Rule
     path: Path
     examples: list[Path] = field(default_factory=list)
-    matcher: Any = None
-    """The compiled match (see :mod:`tracelens.match`)."""
+    _matcher: Any = None
+
+    @property
+    def matcher(self) -> Any:
+        """The compiled match (see :mod:`tracelens.match`), built on first use so that rules
+        the prefilter never selects cost nothing."""
+        if self._matcher is None:
+            from .match import compile_rule
+
+            self._matcher = compile_rule(self.rule)
+        return self._matcher
 
 
 def shipped_rules_dir() -> Path:
@@ -218,27 +233,30 @@ def load_rule_file(path: Path, root: Path) -> Rule:
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(shown, None, "", f"cannot read ({exc})") from None
     try:
-        node = yaml.compose(text)
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_YAML_LOADER)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RuleError(shown, mark.line + 1 if mark else None, "", f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
     if not isinstance(data, dict):
         raise RuleError(shown, 1, "", "a rule file is a YAML mapping")
+
+    def node():  # composed only when an error needs a line number
+        return yaml.compose(text, Loader=_YAML_LOADER)
+
     try:
         rule = Rule.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = tuple(err["loc"])
         msg = err["msg"].removeprefix("Value error, ")
-        return_line = _node_line(node, loc)
+        return_line = _node_line(node(), loc)
         raise RuleError(shown, return_line, ".".join(str(p) for p in loc), msg) from None
     expected = path.relative_to(root).with_suffix("").as_posix()
     if rule.id != expected:
-        raise RuleError(shown, _node_line(node, ("id",)), "id", f"is {rule.id!r} but the file's path says {expected!r}")
+        raise RuleError(shown, _node_line(node(), ("id",)), "id", f"is {rule.id!r} but the file's path says {expected!r}")
     cats = categories()
     if rule.category not in cats:
-        raise RuleError(shown, _node_line(node, ("category",)), "category", f"{rule.category!r} is not a known category (see rules/categories.yaml)")
+        raise RuleError(shown, _node_line(node(), ("category",)), "category", f"{rule.category!r} is not a known category (see rules/categories.yaml)")
     return rule
 
 
@@ -264,12 +282,10 @@ class RuleSet:
     """Loaded, compiled rules. Later directories override earlier ones by id."""
 
     def __init__(self, rules: list[LoadedRule], errors: list[RuleError] | None = None):
-        from .match import compile_rule, Prefilter
+        from .match import Prefilter
 
         self.rules = rules
         self.errors = errors or []
-        for lr in rules:
-            lr.matcher = compile_rule(lr.rule)
         self.prefilter = Prefilter([lr.rule.needs for lr in rules])
 
     def get(self, rule_id: str) -> LoadedRule | None:
@@ -279,12 +295,63 @@ class RuleSet:
         return None
 
 
-def load(dirs: list[Path] | None = None, *, strict: bool = True) -> RuleSet:
+def _cache_path(roots: list[Path]) -> Path | None:
+    from . import __version__
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    if not base or base.startswith("~"):
+        return None
+    key = hashlib.sha256("\0".join([__version__, *map(str, roots)]).encode()).hexdigest()[:16]
+    return Path(base) / "tracelens" / f"rules-{key}.pickle"
+
+
+class _Cache:
+    """Validated rules keyed by file (mtime, size): a rule file is parsed and validated again
+    only when it changed. A cache that cannot be read or written is simply not used."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self.entries: dict[str, tuple[int, int, Rule]] = {}
+        self.dirty = False
+        if path is not None:
+            try:
+                with open(path, "rb") as fh:
+                    data = pickle.load(fh)
+                if isinstance(data, dict):
+                    self.entries = data
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+                self.entries = {}
+
+    def get(self, path: Path, st: os.stat_result) -> Rule | None:
+        hit = self.entries.get(str(path))
+        if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+            return hit[2]
+        return None
+
+    def put(self, path: Path, st: os.stat_result, rule: Rule) -> None:
+        self.entries[str(path)] = (st.st_mtime_ns, st.st_size, rule)
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty or self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(self.entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only home: rules are validated on every run instead
+
+
+def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = True) -> RuleSet:
     """Load every rule under ``dirs``. With ``strict``, the first broken file raises
     :class:`RuleError`; otherwise errors are collected on the RuleSet."""
     dirs = dirs if dirs is not None else rule_dirs()
     by_id: dict[str, LoadedRule] = {}
     errors: list[RuleError] = []
+    store = _Cache(_cache_path(dirs) if cache else None)
     for root in dirs:
         if not root.is_dir():
             err = RuleError(str(root), None, "", "rules directory not found")
@@ -293,14 +360,19 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True) -> RuleSet:
             errors.append(err)
             continue
         for path in rule_files(root):
-            try:
-                rule = load_rule_file(path, root)
-            except RuleError as err:
-                if strict:
-                    raise
-                errors.append(err)
-                continue
+            st = path.stat()
+            rule = store.get(path, st)
+            if rule is None:
+                try:
+                    rule = load_rule_file(path, root)
+                except RuleError as err:
+                    if strict:
+                        raise
+                    errors.append(err)
+                    continue
+                store.put(path, st, rule)
             by_id[rule.id] = LoadedRule(rule=rule, path=path, examples=examples_of(path))
+    store.save()
     return RuleSet(list(by_id.values()), errors)
 
 

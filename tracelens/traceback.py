@@ -282,7 +282,22 @@ class _RecordLexer(Lexer):
 @lru_cache(maxsize=1)
 def _parser() -> Lark:
     grammar = resources.files("tracelens.grammars").joinpath("traceback.lark").read_text()
-    return Lark(grammar, parser="lalr", lexer=_RecordLexer, maybe_placeholders=False)
+    return Lark(grammar, parser="lalr", lexer=_RecordLexer, maybe_placeholders=False, cache=_lark_cache())
+
+
+def _lark_cache() -> str | bool:
+    """Where Lark keeps the built parse table between runs (saves building it each time)."""
+    import os
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    path = os.path.join(base, "tracelens")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError:
+        return False
+    from . import __version__
+
+    return os.path.join(path, f"traceback-grammar-{__version__}.lark-cache")
 
 
 def _parse_exception(text: str, line: int, more: list[str]) -> ExceptionInfo:

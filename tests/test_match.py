@@ -1,0 +1,142 @@
+"""The matcher: fact tests, placeholders, evidence, ranking (tables of cases)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tracelens.engine import diagnose
+from tracelens.match import fill, parse_fact_test
+from tracelens.rulebook import load
+
+FACT_TESTS = [
+    (">=12.0", "12.0", True),
+    (">=12.0", "9.0", False),
+    ("<0.17", "0.16.0rc2.dev313+g4a1d5c2e9", True),
+    ("<0.17", "0.17.1", False),
+    (">=0.10,<0.17", "0.11.0", True),
+    (">=0.10,<0.17", "0.9.2", False),
+    ("==8", "8", True),
+    ("!=auto", "auto", False),
+    ("!=auto", "fp8_e4m3", True),
+    ("fp8*", "fp8_e4m3", True),
+    ("fp8*", "FP8", True),
+    ("fp8*", "auto", False),
+    ("*", "anything", True),
+    (">2", "10", True),
+    ("<2.5", "2.10.0", False),
+]
+
+
+@pytest.mark.parametrize("test,value,expected", FACT_TESTS)
+def test_fact_tests(test, value, expected):
+    assert parse_fact_test(test)(value) is expected
+
+
+@pytest.mark.parametrize(
+    "template,values,expected",
+    [
+        ("cp {model_path}/c.json{,.bak}", {"model_path": "/m"}, "cp /m/c.json{,.bak}"),
+        ("tp={tensor_parallel_size}", {}, "tp=<tensor_parallel_size>"),
+        ("{a}{b}", {"a": "1", "b": "2"}, "12"),
+        ("json {\"k\": 1}", {}, "json {\"k\": 1}"),
+    ],
+)
+def test_fill(template, values, expected):
+    assert fill(template, values) == expected
+
+
+RULE = """\
+id: {id}
+title: {title}
+category: {category}
+severity: fatal
+secondary: {secondary}
+needs: [{needs}]
+match:
+{match}
+root_cause: "cause for {{model}} with {{alloc}}"
+remedies:
+  - title: Upgrade
+    fixed_in: {{package: vllm, version: "0.10.0"}}
+  - title: Lower memory for {{model}}
+    commands: ["vllm serve {{model}} --gpu-memory-utilization 0.8"]
+references: [https://example.org/x]
+"""
+
+
+def write_rule(root: Path, rid: str, match: str, *, category="gpu-oom", secondary=False, needs='"OutOfMemoryError"', title="t"):
+    path = root / (rid + ".yaml")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(RULE.format(id=rid, title=title, category=category, secondary=str(secondary).lower(),
+                                needs=needs, match=textwrap.indent(match, "  ")))
+
+
+LOG = """\
+INFO 01-20 13:03:40 [api_server.py:1] vLLM API server version 0.11.0
+INFO 01-20 13:03:41 [core.py:76] Initializing a V1 LLM engine (v0.11.0) with config: model='/models/m', tensor_parallel_size=2, kv_cache_dtype=auto
+(EngineCore_DP0 pid=9) ERROR 01-20 13:03:50 [core.py:700] Traceback (most recent call last):
+(EngineCore_DP0 pid=9) ERROR 01-20 13:03:50 [core.py:700]   File "/opt/venv/lib/python3.12/site-packages/vllm/v1/worker/gpu_model_runner.py", line 10, in profile_run
+(EngineCore_DP0 pid=9) ERROR 01-20 13:03:50 [core.py:700] torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.
+(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died
+"""
+
+
+@pytest.fixture()
+def rules(tmp_path):
+    write_rule(tmp_path, "t/oom", "all:\n  - exception: {type: 'OutOfMemoryError$', message: 'Tried to allocate (?P<alloc>[\\d.]+ [GM]iB)'}\n  - frame: {function: '^profile_run$'}\n")
+    write_rule(tmp_path, "t/oom-generic", "all:\n  - line: 'CUDA out of memory'\n")
+    write_rule(tmp_path, "t/dead", "all:\n  - line: 'EngineDeadError'\n", category="worker-died", secondary=True, needs='"EngineDeadError"')
+    write_rule(tmp_path, "t/never", "all:\n  - line: 'never printed'\n", needs='"never printed"')
+    write_rule(tmp_path, "t/old-vllm", "all:\n  - line: 'EngineDeadError'\n  - fact: {vllm_version: '<0.10'}\n", category="worker-died", needs='"EngineDeadError"')
+    return load([tmp_path])
+
+
+def test_ranking_primary_before_symptom_specific_before_generic(rules):
+    rep = diagnose(LOG, rules)
+    ids = [d.rule_id for d in rep.diagnoses]
+    assert ids[0] == "t/oom"
+    assert ids[-1] == "t/dead"
+    assert "t/never" not in ids and "t/old-vllm" not in ids
+    # the generic rule restates the same OOM on a subset of the evidence: folded away
+    assert "t/oom-generic" not in ids
+
+
+def test_evidence_placeholders_and_upgrade_in_place(rules):
+    d = diagnose(LOG, rules).diagnoses[0]
+    assert {e.line for e in d.evidence} == {4, 5}
+    assert d.root_cause == "cause for /models/m with 2.00 GiB"
+    # vllm 0.11.0 >= 0.10.0: the upgrade is already in place and goes last
+    assert [r.title for r in d.remedies] == ["Lower memory for /models/m", "Upgrade"]
+    assert d.remedies[-1].already_applied and not d.remedies[0].already_applied
+    assert d.remedies[0].commands == ["vllm serve /models/m --gpu-memory-utilization 0.8"]
+    assert d.confidence > 0.5
+
+
+def test_symptom_alone_is_reported(rules):
+    rep = diagnose("(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n", rules)
+    assert [d.rule_id for d in rep.diagnoses] == ["t/dead"]
+    assert rep.diagnoses[0].secondary
+
+
+def test_none_block_and_any_block(tmp_path):
+    write_rule(tmp_path, "t/a", "any:\n  - line: 'alpha'\n  - line: 'beta'\nnone:\n  - line: 'gamma'\n", needs="")
+    rs = load([tmp_path])
+    assert [d.rule_id for d in diagnose("x beta y\n", rs).diagnoses] == ["t/a"]
+    assert diagnose("x beta gamma\n", rs).diagnoses == []
+    assert diagnose("nothing\n", rs).diagnoses == []
+
+
+def test_hostile_log_does_not_hang(rules):
+    hostile = ("a" * 200_000 + "!\n") * 20
+    assert diagnose(hostile, rules).diagnoses == []
+
+
+def test_several_independent_problems(tmp_path):
+    write_rule(tmp_path, "t/one", "all:\n  - line: 'first problem'\n", needs="", category="port-in-use")
+    write_rule(tmp_path, "t/two", "all:\n  - line: 'second problem'\n", needs="", category="shm-insufficient")
+    rs = load([tmp_path])
+    ids = {d.rule_id for d in diagnose("first problem\nsecond problem\n", rs).diagnoses}
+    assert ids == {"t/one", "t/two"}
