@@ -45,18 +45,20 @@ class Context:
             parts.append(rec.text)
             pos += len(rec.text) + 1
         self.text = "\n".join(parts)
-        # RE2 reports byte offsets on str input when non-ASCII is present; map through bytes.
-        self._ascii = self.text.isascii()
-        if not self._ascii:
-            self.boffsets: list[int] = []
+        # Line conditions search the UTF-8 bytes once encoded: RE2 reports byte offsets there.
+        self.btext = self.text.encode("utf-8", "surrogatepass")
+        if len(self.btext) == len(self.text):
+            self.boffsets = self.offsets
+        else:
+            self.boffsets = []
             bpos = 0
             for rec in doc.records:
                 self.boffsets.append(bpos)
-                bpos += len(rec.text.encode("utf-8")) + 1
+                bpos += len(rec.text.encode("utf-8", "surrogatepass")) + 1
 
     def record_at(self, offset: int):
-        offs = self.offsets if self._ascii else self.boffsets
-        k = bisect.bisect_right(offs, offset) - 1
+        """The record holding a byte offset of :attr:`btext`."""
+        k = bisect.bisect_right(self.boffsets, offset) - 1
         return self.doc.records[max(k, 0)]
 
 
@@ -211,7 +213,7 @@ def _frame_cond(body: dict) -> Cond:
 def _line_cond(body: Any) -> Cond:
     if isinstance(body, str):
         body = {"text": body}
-    text_rx = compile_regex(body.get("text", ""), multiline=True) if body.get("text") else None
+    text_rx = compile_regex(body["text"].encode(), multiline=True) if body.get("text") else None
     level = str(body["level"]).upper() if "level" in body else None
     stream_rx = compile_regex(body["stream"]) if "stream" in body else None
     weight = _WEIGHTS["line"] + (0.5 if level else 0)
@@ -235,14 +237,14 @@ def _line_cond(body: Any) -> Cond:
                     if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
                         break
             return hit if hit.evidence else None
-        for m in text_rx.finditer(ctx.text):
+        for m in text_rx.finditer(ctx.btext):
             rec = ctx.record_at(m.start())
             if not ok(rec) or rec.line in seen:
                 continue
             seen.add(rec.line)
             hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
             for k, v in _captures(m).items():
-                hit.captures.setdefault(k, v)
+                hit.captures.setdefault(k, v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
             if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
                 break
         return hit if hit.evidence else None

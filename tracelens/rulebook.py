@@ -36,10 +36,14 @@ _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @lru_cache(maxsize=4096)
-def compile_regex(pattern: str, *, multiline: bool = False) -> Any:
-    """Compile an RE2 regex; raises ValueError with RE2's reason."""
+def compile_regex(pattern: str | bytes, *, multiline: bool = False) -> Any:
+    """Compile an RE2 regex (a bytes pattern searches UTF-8 bytes); raises ValueError with
+    RE2's reason."""
+    flag = "(?m)" if multiline else ""
     try:
-        return re2.compile(("(?m)" if multiline else "") + pattern, _RE2_OPTS)
+        if isinstance(pattern, bytes):
+            return re2.compile(flag.encode() + pattern, _RE2_OPTS)
+        return re2.compile(flag + pattern, _RE2_OPTS)
     except re2.error as exc:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):

@@ -1,0 +1,125 @@
+"""Facts: a table of log lines and the facts they must yield."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from tracelens.engine import parse
+
+CASES = {
+    "vllm v1 banner": (
+        "INFO 01-20 13:03:40 [core.py:58] Initializing a V1 LLM engine (v0.16.0rc2.dev313+g4a1d5c2e9) with config: "
+        "model='/models/nvidia/Kimi-K2.5-NVFP4', speculative_config=None, tokenizer='/models/nvidia/Kimi-K2.5-NVFP4', "
+        "trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=131072, tensor_parallel_size=8, "
+        "pipeline_parallel_size=1, data_parallel_size=1, quantization=modelopt_fp4, enforce_eager=False, "
+        "kv_cache_dtype=fp8_e4m3, device_config=cuda",
+        {"vllm_version": "0.16.0rc2.dev313+g4a1d5c2e9", "model": "/models/nvidia/Kimi-K2.5-NVFP4",
+         "model_path": "/models/nvidia/Kimi-K2.5-NVFP4", "dtype": "torch.bfloat16", "max_model_len": "131072",
+         "tensor_parallel_size": "8", "quantization": "modelopt_fp4", "kv_cache_dtype": "fp8_e4m3",
+         "trust_remote_code": "True"},
+    ),
+    "non-default args vs effective config": (
+        "(APIServer pid=1) INFO 01-20 13:03:40 [utils.py:253] non-default args: {'model_tag': '/m', "
+        "'model': '/m', 'kv_cache_dtype': 'auto', 'tensor_parallel_size': 4}\n"
+        "(EngineCore_DP0 pid=2) INFO 01-20 13:03:45 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with "
+        "config: model='/m', tensor_parallel_size=4, kv_cache_dtype=fp8_e4m3, device_config=cuda",
+        {"kv_cache_dtype_arg": "auto", "kv_cache_dtype": "fp8_e4m3", "tensor_parallel_size": "4", "vllm_version": "0.11.0"},
+    ),
+    "argparse namespace (older vLLM)": (
+        "INFO 03-11 09:14:05 [api_server.py:1044] args: Namespace(model_tag='/m', port=8000, model='/m', "
+        "kv_cache_dtype='fp8', tensor_parallel_size=2, max_model_len=4096)",
+        {"kv_cache_dtype_arg": "fp8", "tensor_parallel_size": "2", "max_model_len": "4096", "model": "/m"},
+    ),
+    "command line": (
+        "$ vllm serve /models/llama --tensor-parallel-size 2 --kv-cache-dtype=fp8 --max-model-len 8192",
+        {"model": "/models/llama", "model_path": "/models/llama", "tensor_parallel_size": "2",
+         "kv_cache_dtype_arg": "fp8", "max_model_len": "8192"},
+    ),
+    "attention selector payload": (
+        "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, "
+        "dtype=torch.bfloat16, kv_cache_dtype=fp8_e4m3, block_size=None, use_mla=True, has_sink=False, "
+        "use_sparse=False). Reasons: {FLASH_ATTN_MLA: [compute capability not supported], "
+        "TRITON_MLA: [kv_cache_dtype not supported]}.",
+        {"head_size": "576", "use_mla": "True", "kv_cache_dtype": "fp8_e4m3", "use_sparse": "False",
+         "rejected_backends": "FLASH_ATTN_MLA,TRITON_MLA", "rejected.TRITON_MLA": "kv_cache_dtype not supported"},
+    ),
+    "collect_env": (
+        """\
+        Collecting environment information...
+        PyTorch version: 2.9.1+cu128
+        CUDA used to build PyTorch: 12.8
+        Python version: 3.12.11 (main, Jun  4 2025, 08:56:18) [GCC 11.4.0] (64-bit runtime)
+        Is CUDA available: True
+        CUDA runtime version: 12.8.93
+        GPU models and configuration:
+        GPU 0: NVIDIA H200
+        GPU 1: NVIDIA H200
+
+        Nvidia driver version: 570.133.20
+        [pip3] torch==2.9.1+cu128
+        [pip3] transformers==4.57.6
+        [pip3] triton==3.5.1
+        vLLM Version: 0.11.2
+        """,
+        {"torch_version": "2.9.1+cu128", "cuda_version": "12.8", "python_version": "3.12.11",
+         "gpu_name": "NVIDIA H200", "gpu_count": "2", "compute_capability": "9.0",
+         "driver_version": "570.133.20", "transformers_version": "4.57.6", "triton_version": "3.5.1",
+         "vllm_version": "0.11.2"},
+    ),
+    "nvidia-smi table": (
+        """\
+        +-----------------------------------------------------------------------------------------+
+        | NVIDIA-SMI 570.133.20             Driver Version: 570.133.20     CUDA Version: 12.8     |
+        |-----------------------------------------+------------------------+----------------------+
+        |   0  NVIDIA RTX PRO 6000 Blackwell Server Edition  On  |   00000000:18:00.0 Off |  0 |
+        """,
+        {"driver_version": "570.133.20", "gpu_name": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+         "compute_capability": "12.0"},
+    ),
+    "torch capability warning": (
+        "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
+        {"compute_capability": "12.0"},
+    ),
+    "torchrun root cause": (
+        """\
+        Root Cause (first observed failure):
+        [0]:
+          time      : 2024-06-01_10:00:05
+          host      : node-1
+          rank      : 3 (local_rank: 3)
+          exitcode  : -9 (pid: 1234)
+          error_file: <N/A>
+          traceback : Signal 9 (SIGKILL) received by PID 1234
+        """,
+        {"host": "node-1", "failed_rank": "3", "exit_code": "-9", "signal": "SIGKILL"},
+    ),
+    "oom message": (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
+        {"gpu_memory_total": "79.19 GiB"},
+    ),
+}
+
+
+@pytest.mark.parametrize("text,expected", CASES.values(), ids=list(CASES))
+def test_facts(text, expected):
+    doc = parse(textwrap.dedent(text))
+    facts = {n: f.value for n, f in doc.fact_map().items()}
+    assert {k: facts.get(k) for k in expected} == expected
+
+
+def test_each_fact_knows_its_line():
+    doc = parse("hello\nINFO 01-20 13:03:40 [api_server.py:1] vLLM API server version 0.16.0\n")
+    fact = doc.fact_map()["vllm_version"]
+    assert (fact.line, fact.value) == (2, "0.16.0")
+    assert "vLLM API server version" in fact.text
+
+
+def test_payloads_are_structured():
+    doc = parse(CASES["attention selector payload"][0])
+    assert doc.payloads["backend_reasons"] == {
+        "FLASH_ATTN_MLA": ["compute capability not supported"],
+        "TRITON_MLA": ["kv_cache_dtype not supported"],
+    }
+    assert doc.payloads["attention_selector"]["use_mla"] == "True"
