@@ -26,6 +26,7 @@ ENVELOPES = [
     ("[rank3]:   File \"t.py\", line 2, in <module>", '  File "t.py", line 2, in <module>', "rank3", None, None),
     ("[default0]:  File \"t.py\", line 2, in <module>", '  File "t.py", line 2, in <module>', "default0", None, None),
     ("[2025-01-20 13:03:50 TP0] Scheduler hit an exception: boom", "Scheduler hit an exception: boom", "TP0", None, None),
+    ("[2026-11-29T03:14:12Z] NCCL WARN x", "NCCL WARN x", "", None, None),
     ("[2025-01-20 13:03:50 DP1 TP3] Load weight end.", "Load weight end.", "DP1 TP3", None, None),
     ("[2025-01-20 13:03:50] INFO:     Started server process [1]", "Started server process [1]", "", "INFO", None),
     ("2025-09-14T08:01:10.120431786Z INFO 09-14 08:01:10 [__init__.py:216] Automatically detected platform cuda.",

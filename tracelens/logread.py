@@ -104,6 +104,14 @@ ENVELOPES: tuple[Envelope, ...] = (
         stream_group="s",
         time_group="t",
     ),
+    # "[2026-11-29T03:14:12Z] " / "[2026-11-29 03:14:12.123] "
+    Envelope(
+        "bracket-timestamp",
+        re.compile(
+            r"\[(?P<t>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\] "
+        ),
+        time_group="t",
+    ),
     # vLLM / Ray process tags: "(EngineCore_DP0 pid=245) ", "(VllmWorker rank=1 pid=9) ",
     # "(RayWorkerWrapper pid=77, ip=10.0.0.2) ", "(APIServer pid=1) ", "(pid=77) "
     Envelope(
@@ -185,6 +193,7 @@ _FIRST_CHARS = {
     "compose-prefix": _ALNUM,
     "iso-timestamp": "0123456789",
     "sglang": "[",
+    "bracket-timestamp": "[",
     "process-tag": "(",
     "ray-daemon": "(",
     "torchrun-rank": "[",

@@ -147,7 +147,14 @@ def _short(text: str, limit: int = 400) -> str:
 
 
 def _captures(m) -> dict[str, str]:
-    return {k: v for k, v in m.groupdict().items() if v is not None}
+    """Named groups of a match as str (bytes patterns give bytes names and values)."""
+    out: dict[str, str] = {}
+    for k, v in m.groupdict().items():
+        if v is None:
+            continue
+        key = k.decode() if isinstance(k, bytes) else k
+        out[key] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+    return out
 
 
 def _exception_cond(body: dict) -> Cond:
@@ -244,7 +251,7 @@ def _line_cond(body: Any) -> Cond:
             seen.add(rec.line)
             hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
             for k, v in _captures(m).items():
-                hit.captures.setdefault(k, v.decode("utf-8", "replace") if isinstance(v, bytes) else v)
+                hit.captures.setdefault(k, v)
             if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
                 break
         return hit if hit.evidence else None

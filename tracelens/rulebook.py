@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -168,8 +168,15 @@ class Rule(BaseModel):
 class LoadedRule:
     rule: Rule
     path: Path
-    examples: list[Path] = field(default_factory=list)
     _matcher: Any = None
+    _examples: list[Path] | None = None
+
+    @property
+    def examples(self) -> list[Path]:
+        """Example logs beside the rule file (looked up on first use)."""
+        if self._examples is None:
+            self._examples = examples_of(self.path)
+        return self._examples
 
     @property
     def matcher(self) -> Any:
@@ -279,7 +286,10 @@ def rule_files(root: Path) -> list[Path]:
 
 def examples_of(path: Path) -> list[Path]:
     stem = path.name[: -len(".yaml")]
-    return sorted(path.parent.glob(f"{stem}.example*.log"))
+    prefix = f"{stem}.example"
+    return sorted(
+        p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".log")
+    )
 
 
 class RuleSet:
@@ -375,7 +385,7 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = T
                     errors.append(err)
                     continue
                 store.put(path, st, rule)
-            by_id[rule.id] = LoadedRule(rule=rule, path=path, examples=examples_of(path))
+            by_id[rule.id] = LoadedRule(rule=rule, path=path)
     store.save()
     return RuleSet(list(by_id.values()), errors)
 
