@@ -6,10 +6,16 @@ bytes -> :class:`Record` (logread) -> :class:`Document` (document) -> :class:`Di
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 
-class Record(BaseModel):
+class _Model(BaseModel):
+    # Validators are built on first validation or dump, not at import: the text report never
+    # needs them, and building them for every model costs more than reading a crash log.
+    model_config = ConfigDict(defer_build=True)
+
+
+class Record(_Model):
     """One line of the log with its envelope peeled off."""
 
     line: int
@@ -28,7 +34,7 @@ class Record(BaseModel):
     """The logger's source location, e.g. ``core.py:700``."""
 
 
-class Frame(BaseModel):
+class Frame(_Model):
     """One stack frame of a traceback."""
 
     file: str
@@ -49,7 +55,7 @@ class Frame(BaseModel):
     """``[Previous line repeated N more times]`` after this frame."""
 
 
-class ExceptionInfo(BaseModel):
+class ExceptionInfo(_Model):
     """An exception: the last line(s) of a traceback segment, or an error line printed alone."""
 
     type: str
@@ -64,7 +70,7 @@ class ExceptionInfo(BaseModel):
     """Tracebacks quoted in the message (RemoteTraceback, Ray) or exception-group members."""
 
 
-class Segment(BaseModel):
+class Segment(_Model):
     """One ``Traceback (most recent call last):`` block and its exception."""
 
     frames: list[Frame] = Field(default_factory=list)
@@ -76,7 +82,7 @@ class Segment(BaseModel):
     start_line: int = 0
 
 
-class Traceback(BaseModel):
+class Traceback(_Model):
     """A whole traceback, chained segments in print order (the last one is raised last)."""
 
     kind: str = "python"
@@ -108,7 +114,7 @@ class Traceback(BaseModel):
 ExceptionInfo.model_rebuild()
 
 
-class ErrorLine(BaseModel):
+class ErrorLine(_Model):
     """An error-level record or a well-known fatal line outside any traceback."""
 
     line: int
@@ -120,7 +126,7 @@ class ErrorLine(BaseModel):
     ``exception`` (a ``SomeError: message`` line printed alone)."""
 
 
-class Fact(BaseModel):
+class Fact(_Model):
     """A fact about the run, with the line it came from."""
 
     name: str
@@ -134,14 +140,14 @@ class Fact(BaseModel):
     """Inferred (e.g. compute capability from the GPU name) rather than printed."""
 
 
-class StreamInfo(BaseModel):
+class StreamInfo(_Model):
     id: str
     records: int
     first_line: int
     last_line: int
 
 
-class Document(BaseModel):
+class Document(_Model):
     """What the log says, parsed: the input to the rules."""
 
     source: str = "-"
@@ -170,14 +176,14 @@ class Document(BaseModel):
         return best
 
 
-class Evidence(BaseModel):
+class Evidence(_Model):
     line: int
     text: str
     why: str = ""
     """Which condition this line satisfied."""
 
 
-class Remedy(BaseModel):
+class Remedy(_Model):
     title: str
     steps: list[str] = Field(default_factory=list)
     commands: list[str] = Field(default_factory=list)
@@ -185,7 +191,7 @@ class Remedy(BaseModel):
     """An upgrade remedy whose fixed version the log shows is already installed."""
 
 
-class Diagnosis(BaseModel):
+class Diagnosis(_Model):
     rule_id: str
     title: str
     category: str
@@ -204,7 +210,7 @@ class Diagnosis(BaseModel):
     score: float = Field(default=0.0, exclude=True)
 
 
-class Report(BaseModel):
+class Report(_Model):
     """The result of diagnosing one log."""
 
     source: str

@@ -93,7 +93,7 @@ def _check_condition(cond: Any, path: str) -> None:
 
 
 class FixedIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     package: str
     """Package whose version fact (``<package>_version``) is compared."""
     version: str
@@ -101,7 +101,7 @@ class FixedIn(BaseModel):
 
 
 class RemedySpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     title: str
     steps: list[str] = Field(default_factory=list)
     commands: list[str] = Field(default_factory=list)
@@ -110,7 +110,7 @@ class RemedySpec(BaseModel):
 
 
 class NoteSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     when: dict[str, Any]
     """A condition (same forms as in ``match``); the note is shown when it holds."""
     text: str
@@ -123,7 +123,7 @@ class NoteSpec(BaseModel):
 
 
 class MatchSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
     all: list[dict[str, Any]] = Field(default_factory=list)
     any: list[dict[str, Any]] = Field(default_factory=list)
     none: list[dict[str, Any]] = Field(default_factory=list)
@@ -141,7 +141,7 @@ class MatchSpec(BaseModel):
 class Rule(BaseModel):
     """One rule file."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     id: str
     """Equals the file's path under the rules directory, without ``.yaml``."""
     title: str
