@@ -5,7 +5,9 @@ Write or refresh them (then read the diff before committing):
     python tests/corpus_expect.py corpus/shapes/*.log
 
 An expect file holds ``parse`` (what the reader must find), optionally ``facts`` (a subset
-that must be read) and ``top_rule`` (the rank-1 diagnosis; ``null`` for a healthy log).
+that must be read, kept when the file is refreshed) and ``top_rule`` (the rank-1 diagnosis;
+``null`` when no rule fires). Refreshing rewrites ``parse`` and ``top_rule`` from what tracelens
+finds now: review the diff.
 """
 
 from __future__ import annotations
@@ -63,9 +65,7 @@ def write(log: Path) -> None:
     if "facts" in (old or {}):
         data["facts"] = old["facts"]
     rep = report(doc)
-    data["top_rule"] = old.get("top_rule", rep.diagnoses[0].rule_id if rep.diagnoses else None) if old else (
-        rep.diagnoses[0].rule_id if rep.diagnoses else None
-    )
+    data["top_rule"] = rep.diagnoses[0].rule_id if rep.diagnoses else None
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
 
 

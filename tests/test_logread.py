@@ -18,6 +18,8 @@ ENVELOPES = [
      "ready", "VllmWorker rank=1 pid=9", "INFO", "gpu_worker.py:10"),
     ("(VllmWorker TP0 pid=5) ERROR 02-01 10:00:00 [multiproc_worker_utils.py:226] Traceback (most recent call last):",
      "Traceback (most recent call last):", "VllmWorker TP0 pid=5", "ERROR", "multiproc_worker_utils.py:226"),
+    ("(VllmWorkerProcess pid=8) ERROR 10-18 16:04:07 multiproc_worker_utils.py:229]   File \"a.py\", line 1, in f",
+     '  File "a.py", line 1, in f', "VllmWorkerProcess pid=8", "ERROR", "multiproc_worker_utils.py:229"),
     ("(RayWorkerWrapper pid=77, ip=10.0.0.2) WARNING 02-01 10:00:00 [ray_utils.py:3] slow",
      "slow", "RayWorkerWrapper pid=77, ip=10.0.0.2", "WARNING", "ray_utils.py:3"),
     ("(APIServer pid=1) INFO 09-14 08:01:14 [api_server.py:1839] vLLM API server version 0.10.2",

@@ -140,6 +140,16 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # older vLLM logger, without the bracket: "ERROR 10-18 16:04:07 multiproc_worker_utils.py:229] "
+    Envelope(
+        "vllm-logger-old",
+        re.compile(
+            _LEVEL + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (?P<src>[\w./-]+\.py:\d+)\] ?"
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # glog (c10d, NCCL watchdog): "E0120 13:03:50.123456 1234 ProcessGroupNCCL.cpp:1234] "
     Envelope(
         "glog",
@@ -199,6 +209,7 @@ _FIRST_CHARS = {
     "torchrun-rank": "[",
     "torchrun-default": "[",
     "vllm-logger": "TDINWECF",
+    "vllm-logger-old": "TDINWECF",
     "glog": "IWEF",
     "python-asctime": "0123456789",
     "python-logging": "TDINWECF",
