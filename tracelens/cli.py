@@ -64,8 +64,17 @@ def cli() -> None:
 @click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rules directory (repeatable); also TRACELENS_RULES.")
 @click.option("--fail-on", type=click.Choice(list(SEVERITY_ORDER)), default=None, help="Exit 1 when a diagnosis at or above this severity is found (CI gates).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
-def diagnose(log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None) -> None:
+@click.option("--save", is_flag=True, help="Store the diagnosis as an incident (see 'tracelens incidents').")
+@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None, help="Incident database (default: TRACELENS_DB, else the user data dir).")
+@click.option("--redact-regex", "redact_regex", multiple=True, help="With --save: also redact matches of this regex.")
+@click.option("--no-redact", is_flag=True, help="With --save: store the log text as is.")
+def diagnose(
+    log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None,
+    save: bool, db_path: str | None, redact_regex: tuple[str, ...], no_redact: bool,
+) -> None:
     """Diagnose a crash log: root cause, evidence lines, remedies.
+
+    When an incident database exists, the most similar past incidents are listed too.
 
     Example:
 
@@ -77,12 +86,40 @@ def diagnose(log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | Non
     rules = _load_rules(rules_dirs)
     doc = _read(log)
     rep = report(doc, rules)
+    _with_history(rep, db_path, save, redact_regex, no_redact)
     use_color = sys.stdout.isatty() if color is None else color
     click.echo(render(rep, fmt, color=use_color and fmt == "text"))
     if fail_on is not None:
         threshold = SEVERITY_ORDER[fail_on]
         if any(SEVERITY_ORDER[d.severity] >= threshold for d in rep.diagnoses):
             sys.exit(1)
+
+
+def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
+    """Save the report as an incident and/or add similar past incidents to it."""
+    from .store import Store, StoreError, default_path
+
+    path = Path(db_path) if db_path else default_path()
+    if not save and not path.exists():
+        return
+    from .cli_incidents import make_redactor
+    from .incident import save as save_incident
+    from .similar import similar
+
+    redactor = make_redactor(redact_regex, no_redact)
+    try:
+        store = Store(path)
+        rep.similar = similar(store, rep, limit=3)
+        if save:
+            rec = save_incident(store, rep, redactor, source=rep.source)
+            if rec is None:
+                click.echo("tracelens: no failure in this log: nothing saved", err=True)
+            else:
+                what = "new incident" if rec.new else "seen before: incident"
+                click.echo(f"tracelens: saved ({what} #{rec.incident_id}) in {store.path}", err=True)
+        store.close()
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
 
 
 @cli.command()
@@ -254,6 +291,9 @@ def rules_catalogue(rules_dirs: tuple[str, ...]) -> None:
     from .catalogue import catalogue_md
 
     click.echo(catalogue_md(_load_rules(rules_dirs)), nl=False)
+
+
+from . import cli_incidents  # noqa: E402,F401  (registers ingest, incidents, similar, ticket)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -217,3 +217,5 @@ class Report(_Model):
     diagnoses: list[Diagnosis] = Field(default_factory=list)
     facts: dict[str, str] = Field(default_factory=dict)
     document: Document
+    similar: list[dict] = Field(default_factory=list)
+    """Past incidents that resemble this log (filled when an incident store is at hand)."""

@@ -14,6 +14,7 @@ def report_dict(report: Report) -> dict:
         "source": report.source,
         "diagnoses": [d.model_dump(mode="json") for d in report.diagnoses],
         "facts": report.facts,
+        "similar": report.similar,
         "document": document_dict(report.document),
     }
 

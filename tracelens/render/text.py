@@ -71,6 +71,11 @@ def render_text(report: Report, color: bool = False) -> str:
     for k, d in enumerate(report.diagnoses, 1):
         lines.append("")
         lines += render_diagnosis(d, k, color)
+    if report.similar:
+        lines += ["", "Similar past incidents:"]
+        for h in report.similar:
+            fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
+            lines.append(f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {h['title'][:80]}{fix}")
     facts = [(n, report.facts[n]) for n in IMPORTANT_FACTS if n in report.facts]
     if facts:
         lines += ["", "Facts:"]

@@ -1,0 +1,326 @@
+"""CLI commands over the incident store: ingest, incidents, similar, ticket."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from .cli import Failure, _load_rules, _read, cli
+
+
+def db_option(f):
+    return click.option(
+        "--db",
+        "db_path",
+        type=click.Path(dir_okay=False),
+        default=None,
+        help="Incident database (default: TRACELENS_DB, else the user data dir).",
+    )(f)
+
+
+def redact_options(f):
+    f = click.option("--no-redact", is_flag=True, help="Store and export the log text as is (secrets included).")(f)
+    f = click.option("--redact-regex", "redact_regex", multiple=True, help="Also redact matches of this regex (repeatable).")(f)
+    return f
+
+
+def open_store(db_path: str | None, create: bool = True):
+    from .store import Store, StoreError
+
+    try:
+        return Store(db_path, create=create)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+
+
+def make_redactor(redact_regex: tuple[str, ...], no_redact: bool):
+    from .redact import Redactor
+
+    try:
+        return Redactor(redact_regex, enabled=not no_redact)
+    except ValueError as exc:
+        raise Failure(str(exc)) from None
+
+
+def _incident_json(inc: dict) -> dict:
+    return {k: v for k, v in inc.items() if not isinstance(v, bytes)}
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@db_option
+@redact_options
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
+    """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
+
+    The same crash seen again increments its incident instead of creating a new one.
+
+    Example:
+
+        tracelens ingest /var/log/vllm/ crash-0412.log
+    """
+    from .engine import parse_path, report
+    from .incident import save
+    from .scan import InputError
+
+    files: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            files += sorted(q for q in path.rglob("*") if q.is_file() and q.suffix in (".log", ".txt"))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise Failure(f"{p}: no such file or directory")
+    rules = _load_rules(rules_dirs)
+    redactor = make_redactor(redact_regex, no_redact)
+    store = open_store(db_path)
+    new = repeat = healthy = 0
+    unreadable: list[str] = []
+    with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True) as bar:
+        for f in bar:
+            try:
+                rep = report(parse_path(str(f)), rules)
+            except InputError as exc:
+                unreadable.append(str(exc))
+                continue
+            rec = save(store, rep, redactor, source=str(f))
+            if rec is None:
+                healthy += 1
+            elif rec.new:
+                new += 1
+            else:
+                repeat += 1
+    for msg in unreadable:
+        click.echo(f"tracelens: skipped {msg}", err=True)
+    click.echo(f"{len(files)} log(s): {new} new incident(s), {repeat} seen before, {healthy} without a failure, {len(unreadable)} unreadable ({store.path})")
+
+
+@cli.group()
+def incidents() -> None:
+    """Browse and update past incidents.
+
+    Example:
+
+        tracelens incidents list --status open --since 2025-01-01
+    """
+
+
+@incidents.command("list")
+@db_option
+@click.option("--status", type=click.Choice(["open", "resolved", "ignored"]), default=None)
+@click.option("--category", default=None)
+@click.option("--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD).")
+@click.option("--search", default=None, help="Full-text search over titles, messages and resolutions.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
+    """List incidents, most recently seen first.
+
+    Example:
+
+        tracelens incidents list --search "attention backend" --format json
+    """
+    store = open_store(db_path, create=False)
+    rows = store.incidents(status=status, category=category, since=since, search=search, limit=limit)
+    if fmt == "json":
+        click.echo(json.dumps([_incident_json(r) for r in rows], indent=2))
+        return
+    if not rows:
+        click.echo("no incidents")
+        return
+    for r in rows:
+        click.echo(f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}")
+
+
+@incidents.command("show")
+@click.argument("incident_id", type=int)
+@db_option
+@click.option("--explain", is_flag=True, help="Show the clear text each fingerprint was made from.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def incidents_show(incident_id, db_path, explain, fmt) -> None:
+    """Show one incident: what it is, when it was seen, what fixed it.
+
+    Example:
+
+        tracelens incidents show 12 --explain
+    """
+    from .store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        inc = store.incident(incident_id)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    excerpt, rep = store.latest_occurrence(incident_id)
+    if fmt == "json":
+        data = _incident_json(inc)
+        data["report"] = rep
+        data["excerpt"] = excerpt
+        click.echo(json.dumps(data, indent=2))
+        return
+    click.echo(f"#{inc['id']}  {inc['title']}")
+    click.echo(f"  category {inc['category']} · rule {inc['rule_id'] or '-'} · status {inc['status']}")
+    click.echo(f"  seen {inc['count']} time(s): first {inc['first_seen']}, last {inc['last_seen']}")
+    if inc.get("remedy_worked") or inc.get("resolution_note"):
+        click.echo(f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}")
+    for t in inc["tickets"]:
+        click.echo(f"  ticket: {t['ref']} ({t['created_at']})")
+    diags = rep.get("diagnoses") or []
+    if diags:
+        click.echo("\n  Root cause: " + diags[0]["root_cause"])
+        click.echo("  Remedies:")
+        for k, r in enumerate(diags[0]["remedies"], 1):
+            click.echo(f"    {k}. {r['title']}")
+    click.echo("\n  Occurrences:")
+    for occ in inc["occurrences"][-10:]:
+        click.echo(f"    {occ['seen_at']}  {occ['source']}" + (f"  host {occ['host']}" if occ.get("host") else ""))
+    if explain:
+        click.echo("\n  Fingerprints (hash <- clear text):")
+        click.echo(f"    coarse {inc['fingerprint']} <- {inc['signature']}")
+        fines = {(o["fingerprint_fine"], o["signature_fine"]) for o in inc["occurrences"]}
+        for fp, text in sorted(fines):
+            click.echo(f"    fine   {fp} <- {text}")
+    if excerpt:
+        click.echo("\n  Latest excerpt:")
+        for line in excerpt.splitlines()[:40]:
+            click.echo("    " + line)
+
+
+@incidents.command("resolve")
+@click.argument("incident_id", type=int)
+@db_option
+@click.option("--remedy", type=int, default=None, help="Number of the remedy that worked (as listed by 'show').")
+@click.option("--note", default=None, help="What was done.")
+def incidents_resolve(incident_id, db_path, remedy, note) -> None:
+    """Mark an incident resolved, with the remedy that worked and a note.
+
+    Example:
+
+        tracelens incidents resolve 12 --remedy 2 --note "removed kv_cache_quant_algo"
+    """
+    from .store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        remedy_title = None
+        if remedy is not None:
+            _excerpt, rep = store.latest_occurrence(incident_id)
+            remedies = (rep.get("diagnoses") or [{}])[0].get("remedies") or []
+            store.incident(incident_id)
+            if not 1 <= remedy <= len(remedies):
+                raise Failure(f"incident {incident_id} has {len(remedies)} remed{'y' if len(remedies) == 1 else 'ies'}; --remedy {remedy} is not one")
+            remedy_title = remedies[remedy - 1]["title"]
+        store.resolve(incident_id, remedy_title, note)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    click.echo(f"incident {incident_id} resolved" + (f" with: {remedy_title}" if remedy_title else ""))
+
+
+@incidents.command("attach")
+@click.argument("incident_id", type=int)
+@click.argument("ref")
+@db_option
+def incidents_attach(incident_id, ref, db_path) -> None:
+    """Record a ticket link (URL or key such as OPS-1234) on an incident.
+
+    Example:
+
+        tracelens incidents attach 12 https://tracker.example.org/browse/OPS-1234
+    """
+    from .store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        store.attach(incident_id, ref)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    click.echo(f"incident {incident_id}: attached {ref}")
+
+
+@cli.command()
+@click.argument("log", default="-", metavar="[FILE|-]")
+@db_option
+@click.option("--limit", type=int, default=5, show_default=True)
+@click.option("--min-score", type=float, default=50.0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
+    """Past incidents that look like this log, best first, with what fixed them.
+
+    Example:
+
+        tracelens similar crash.log --format json
+    """
+    from .engine import report
+    from .similar import similar as find
+
+    rules = _load_rules(rules_dirs)
+    rep = report(_read(log), rules)
+    store = open_store(db_path, create=False)
+    hits = find(store, rep, limit=limit, min_score=min_score)
+    if fmt == "json":
+        click.echo(json.dumps([_incident_json(h) for h in hits], indent=2))
+        return
+    if not hits:
+        click.echo("no similar incident")
+    for h in hits:
+        fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
+        click.echo(f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}")
+
+
+@cli.command()
+@click.argument("target")
+@db_option
+@redact_options
+@click.option("--format", "fmt", type=click.Choice(["markdown", "jira", "json", "github-url"]), default="markdown", show_default=True)
+@click.option("--repo", default=None, help="OWNER/NAME for --format github-url.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the ticket to a file.")
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_dirs) -> None:
+    """A ready ticket body for an incident (ID) or a log (FILE or -), secrets redacted.
+
+    Example:
+
+        tracelens ticket 12 --format github-url --repo vllm-project/vllm
+    """
+    from .incident import excerpt as make_excerpt, redact_value
+    from .render.jsonout import report_dict
+    from .ticket import render_ticket
+
+    redactor = make_redactor(redact_regex, no_redact)
+    incident = None
+    if target.isdigit() and not Path(target).exists():
+        from .store import StoreError
+
+        store = open_store(db_path, create=False)
+        try:
+            incident = store.incident(int(target))
+        except StoreError as exc:
+            raise Failure(str(exc)) from None
+        excerpt, rep = store.latest_occurrence(int(target))
+        excerpt = redactor(excerpt)
+        rep = redact_value(rep, redactor)
+    else:
+        from .engine import report
+
+        live = report(_read(target), _load_rules(rules_dirs))
+        excerpt = make_excerpt(live, redactor)
+        rep = redact_value(report_dict(live), redactor)
+        rep.pop("document", None)
+    try:
+        text = render_ticket(fmt, rep, excerpt, incident, repo)
+    except ValueError as exc:
+        raise Failure(str(exc)) from None
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise Failure(f"{output}: cannot write ({exc.strerror or exc})") from None
+        click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
