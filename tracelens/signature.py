@@ -118,14 +118,36 @@ def primary_exception(doc: Document, diag: Diagnosis | None) -> tuple[ExceptionI
 _SETUP_FACTS = ("vllm_version", "sglang_version", "torch_version", "gpu_name", "model")
 
 
+_STOP_REQUESTED = re.compile(
+    r"shutdown triggered|Shutting down|[Rr]eceived (?:signal )?SIG(?:INT|TERM)|signal=SIG(?:INT|TERM)|"
+    r"Received sigterm|Aborted!$|^\^C"
+)
+
+
+def _stop_requested_line(doc: Document) -> int | None:
+    for rec in doc.records:
+        if _STOP_REQUESTED.search(rec.text):
+            return rec.line
+    return None
+
+
 def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
-    """Fingerprints of the log's primary failure; ``None`` for a log with no failure."""
+    """Fingerprints of the log's primary failure; ``None`` for a log with no failure.
+
+    Without a diagnosis, tracebacks printed after someone asked the process to stop (Ctrl-C,
+    SIGTERM, "shutdown triggered") are teardown noise, not a failure."""
+    if diag is None and doc.tracebacks:
+        stop = _stop_requested_line(doc)
+        if stop is not None and all(tb.start_line > stop for tb in doc.tracebacks):
+            return None
     exc, tb = primary_exception(doc, diag)
     if exc is None and diag is None:
-        if not doc.errors:
+        # no rule and no exception: only a known fatal line makes this a failure (an error-level
+        # message alone is what healthy servers print about handled problems)
+        fatal = [e for e in doc.errors if e.kind == "fatal"]
+        if not fatal:
             return None
-        first = doc.errors[0]
-        etype, message = "", first.text
+        etype, message = "", fatal[0].text
     else:
         etype = exc.type if exc else ""
         message = exc.message if exc else (diag.evidence[0].text if diag and diag.evidence else "")
