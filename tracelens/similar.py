@@ -8,6 +8,7 @@ and a bonus when the rule or the category agree.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
@@ -33,12 +34,27 @@ def query_of(report: Report) -> Query | None:
     return Query(sig.coarse_text, normalize(sig.message)[:500], top.rule_id if top else None, top.category if top else None)
 
 
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_NOISE = frozenset({"path", "size", "hex", "uuid", "the", "and", "for", "with", "from", "not", "was"})
+
+
+def words(q: Query, limit: int = 32) -> list[str]:
+    """Distinct words of a query, as the full-text index tokenizes them."""
+    out: list[str] = []
+    for text in (q.signature, q.message):
+        for w in _WORD.findall(text):
+            for part in w.lower().split("_"):
+                if len(part) >= 3 and part not in _NOISE and part not in out:
+                    out.append(part)
+    return out[:limit]
+
+
 def rank(store: Store, q: Query, limit: int = 5, min_score: float = 50.0) -> list[dict]:
-    rows = store.signatures()
+    rows = store.candidates(words(q), q.rule_id)
     if not rows:
         return []
     sigs = [r[1] or "" for r in rows]
-    # a cheap first pass over every signature in C, then a closer look at the best
+    # the index picked candidates; a fuzzy pass over them in C, then a closer look at the best
     first = process.extract(q.signature, sigs, scorer=fuzz.token_set_ratio, limit=max(limit * 10, 50), score_cutoff=min_score * 0.6)
     scored = []
     for _text, sig_score, k in first:

@@ -99,9 +99,18 @@ def _m2_severity_and_resolution_time(db: sqlite_utils.Database) -> None:
     db["occurrences"].create_index(["fingerprint_fine"])
 
 
+def _m3_search_signatures(db: sqlite_utils.Database) -> None:
+    # the signature joins the full-text index, so similar-incident search can pick candidates
+    # from an index instead of reading every incident
+    db["incidents"].disable_fts()
+    db["incidents"].enable_fts(["title", "message", "resolution_note", "signature"], create_triggers=True)
+    db.execute("CREATE VIRTUAL TABLE incidents_fts_vocab USING fts5vocab(incidents_fts, 'row')")
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m1_initial,
     _m2_severity_and_resolution_time,
+    _m3_search_signatures,
 )
 """Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
 
@@ -314,11 +323,40 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return list(self.db.query(sql, params))
 
-    def signatures(self) -> list[tuple]:
-        """(id, signature, message, rule_id, category) of every incident, for similarity."""
-        return self.db.execute(
-            "SELECT id, signature, message, rule_id, category FROM incidents"
-        ).fetchall()
+    def _selective(self, words: list[str]) -> list[str]:
+        """The words that narrow a search: those in at most 2% of incidents (each OR'ed word
+        costs its whole posting list). When none is that rare, the four rarest."""
+        if not words:
+            return []
+        marks = ",".join("?" * len(words))
+        df = dict(self.db.execute(f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", words).fetchall())
+        present = [w for w in words if df.get(w)]
+        total = self.db.execute("SELECT max(rowid) FROM incidents").fetchone()[0] or 0
+        rare = [w for w in present if df[w] <= max(50, total // 50)]
+        return rare or sorted(present, key=lambda w: df[w])[:4]
+
+    def candidates(self, words: list[str], rule_id: str | None, limit: int = 1000) -> list[tuple]:
+        """(id, signature, message, rule_id, category) of the incidents most likely to resemble
+        a failure: those whose signature shares the most words with it (full-text index,
+        bm25), and the latest ones of the same rule."""
+        cols = "incidents.id, incidents.signature, incidents.message, incidents.rule_id, incidents.category"
+        rows: dict[int, tuple] = {}
+        words = self._selective(words)
+        if words:
+            match = "signature : (" + " OR ".join(f'"{w}"' for w in words) + ")"
+            for row in self.db.execute(
+                f"SELECT {cols} FROM incidents_fts JOIN incidents ON incidents.id = incidents_fts.rowid "
+                "WHERE incidents_fts MATCH ? ORDER BY incidents_fts.rank LIMIT ?",
+                [match, limit],
+            ):
+                rows[row[0]] = row
+        if rule_id:
+            for row in self.db.execute(
+                f"SELECT {cols} FROM incidents WHERE rule_id = ? ORDER BY last_seen DESC LIMIT ?",
+                [rule_id, limit // 5],
+            ):
+                rows.setdefault(row[0], row)
+        return list(rows.values())
 
 
 def _fts_query(text: str) -> str:
