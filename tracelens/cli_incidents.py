@@ -324,3 +324,49 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=not text.endswith("\n"))
+
+
+@cli.command()
+@click.argument("log", required=False, metavar="[FILE|-]")
+@db_option
+@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+def tui(log, db_path, rules_dirs) -> None:
+    """Browse incidents and rules in the terminal; with FILE (or - for a pipe), open on its
+    diagnosis.
+
+    Example:
+
+        kubectl logs pod/vllm-0 | tracelens tui -
+    """
+    import os
+
+    from .engine import parse, report
+    from .similar import similar
+    from .store import Store, StoreError, default_path
+    from .tui import make_app
+
+    rules = _load_rules(rules_dirs)
+    rep = None
+    if log == "-":
+        if sys.stdin.isatty():
+            raise Failure("no log on stdin: pipe one in, or give a FILE")
+        data = sys.stdin.buffer.read()
+        try:  # the pipe is read; keys come from the terminal
+            fd = os.open("/dev/tty", os.O_RDONLY)
+        except OSError:
+            raise Failure("no terminal to read keys from (/dev/tty)") from None
+        os.dup2(fd, 0)
+        os.close(fd)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        rep = report(parse(data, "<stdin>"), rules)
+    elif log:
+        rep = report(_read(log), rules)
+    path = Path(db_path) if db_path else default_path()
+    if rep is not None and path.exists():
+        try:
+            store = Store(path)
+            rep.similar = similar(store, rep, limit=5)
+            store.close()
+        except StoreError as exc:
+            raise Failure(str(exc)) from None
+    make_app(db_path=path, rules=rules, report=rep).run()

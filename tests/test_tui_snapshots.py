@@ -1,0 +1,44 @@
+"""SVG snapshots of every screen at 80x24 (pytest-textual-snapshot). After an intended change
+of the look: ``pytest tests/test_tui_snapshots.py --snapshot-update`` and review the SVGs."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.tui import make_app
+from tui_fixtures import make_store, seed_report
+
+SIZE = (80, 24)
+
+
+@pytest.fixture()
+def db(tmp_path):
+    return make_store(tmp_path / "incidents.db")
+
+
+def test_incident_list(snap_compare, db):
+    assert snap_compare(make_app(db_path=db), terminal_size=SIZE)
+
+
+def test_incident_list_light_theme_filtered(snap_compare, db):
+    assert snap_compare(make_app(db_path=db), terminal_size=SIZE, press=["ctrl+t", "slash", *"nccl"])
+
+
+@pytest.mark.parametrize("tab", ["1", "2", "3", "4", "5"])
+def test_diagnosis_tabs(snap_compare, tmp_path, tab):
+    app = make_app(db_path=tmp_path / "none.db", report=seed_report())
+    assert snap_compare(app, terminal_size=SIZE, press=[tab])
+
+
+def test_rules_browser(snap_compare, tmp_path):
+    assert snap_compare(make_app(db_path=tmp_path / "none.db"), terminal_size=SIZE, press=["r", "slash", *"nccl"])
+
+
+@pytest.mark.parametrize("key", ["n", "question_mark"])
+def test_dialogs_from_the_list(snap_compare, tmp_path, key):
+    assert snap_compare(make_app(db_path=tmp_path / "none.db"), terminal_size=SIZE, press=[key])
+
+
+@pytest.mark.parametrize("key", ["x", "a", "t"])
+def test_dialogs_from_an_incident(snap_compare, db, key):
+    assert snap_compare(make_app(db_path=db), terminal_size=SIZE, press=["enter", key])

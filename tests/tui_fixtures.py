@@ -1,0 +1,34 @@
+"""Deterministic stores and reports for the TUI tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tracelens.engine import diagnose
+from tracelens.incident import save
+from tracelens.redact import Redactor
+from tracelens.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
+LOGS = [
+    SEED,
+    ROOT / "corpus/captured/gpu/oom-batch-too-large.log",
+    ROOT / "corpus/captured/gpu/nccl-duplicate-gpu.log",
+    ROOT / "corpus/captured/gpu/device-assert-embedding.log",
+    ROOT / "corpus/captured/vllm/serve-port-in-use.log",
+    ROOT / "corpus/captured/vllm/serve-tp-not-dividing-heads.log",
+]
+
+
+def make_store(path: Path) -> Path:
+    store = Store(path)
+    for k, log in enumerate(LOGS):
+        rep = diagnose(log.read_bytes(), source=log.name)
+        save(store, rep, Redactor(), log.name, seen_at=f"2025-06-{k + 1:02d}T10:00:00+00:00")
+    store.close()
+    return path
+
+
+def seed_report():
+    return diagnose(SEED.read_bytes(), source="the-fp8-kv-cache-wall.log")

@@ -1,0 +1,110 @@
+"""The tracelens terminal app and its factory.
+
+``make_app`` builds the app from what it needs (a store path, rules, an optional log already
+diagnosed), so tests build it from corpus logs and a temporary store.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from ..models import Report
+
+
+class TracelensApp(App):
+    """Incidents, rules and diagnoses in the terminal."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "tracelens"
+    BINDINGS = [
+        Binding("question_mark", "help", "Help"),
+        Binding("ctrl+t", "toggle_theme", "Theme"),
+        Binding("q", "quit", "Quit"),
+    ]
+
+    def __init__(self, *, db_path: Path | None = None, rules=None, report: Report | None = None):
+        super().__init__()
+        self.db_path = db_path
+        self._rules = rules
+        self.initial_report = report
+
+    # services shared by the screens -----------------------------------------------------------
+
+    @property
+    def rules(self):
+        if self._rules is None:
+            from ..rulebook import default_rules
+
+            self._rules = default_rules()
+        return self._rules
+
+    def store(self, create: bool = True):
+        """The incident store, or ``None`` (with a notification) when it cannot be opened."""
+        from ..store import Store, StoreError
+
+        try:
+            return Store(self.db_path, create=create)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return None
+
+    def diagnose_bytes(self, data: bytes, source: str) -> Report:
+        from ..engine import parse, report
+        from ..similar import similar
+
+        rep = report(parse(data, source), self.rules)
+        store = self.store()
+        if store is not None:
+            rep.similar = similar(store, rep, limit=5)
+            store.close()
+        return rep
+
+    # screens ------------------------------------------------------------------------------------
+
+    def on_mount(self) -> None:
+        from .screens.incidents import IncidentsScreen
+
+        self.push_screen(IncidentsScreen())
+        if self.initial_report is not None:
+            self.open_report(self.initial_report)
+
+    def open_report(self, rep: Report) -> None:
+        from .screens.diagnosis import DiagnosisScreen
+        from .view import from_report
+
+        self.push_screen(DiagnosisScreen(from_report(rep)))
+
+    def open_incident(self, incident_id: int) -> None:
+        from ..store import StoreError
+        from .screens.diagnosis import DiagnosisScreen
+        from .view import from_incident
+
+        store = self.store(create=False)
+        if store is None:
+            return
+        try:
+            view = from_incident(store, incident_id)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        finally:
+            store.close()
+        self.push_screen(DiagnosisScreen(view))
+
+    def action_help(self) -> None:
+        from .screens.dialogs import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_toggle_theme(self) -> None:
+        self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
+
+
+def make_app(*, db_path: Path | str | None = None, rules=None, report: Report | None = None) -> TracelensApp:
+    """Build the app (tests use this with a temporary store and corpus logs)."""
+    from ..store import default_path
+
+    return TracelensApp(db_path=Path(db_path) if db_path else default_path(), rules=rules, report=report)

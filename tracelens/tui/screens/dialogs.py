@@ -1,0 +1,199 @@
+"""Modal dialogs: help, a new log, resolve, attach a ticket, export a ticket."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, Select, Static, TextArea
+
+HELP = """\
+Everywhere        ?  this help      ctrl+t  light/dark theme      q  quit
+Incident list     /  filter (fuzzy)   s  sort   f  status filter   enter  open
+                  n  new log (path or pasted text)   r  rules browser   g  reload
+Diagnosis         1-5  tabs (diagnosis, log, traceback, facts, similar)
+                  c  copy the highlighted command   e / E  next / previous evidence line
+                  s  save as incident   x  mark resolved   a  attach ticket   t  export ticket
+                  escape  back
+Rules             type to search   enter  read the rule   o  open its first example
+Dialogs           enter  confirm   escape  cancel
+"""
+
+
+class _Dialog(ModalScreen):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class HelpScreen(_Dialog):
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Keys", style="bold"))
+            yield Static(Text(HELP))
+            yield Button("Close", id="close")
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(None)
+
+
+class NewLogScreen(_Dialog):
+    """Open a log by path, or paste its text; diagnose it."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Diagnose a log: a path, or paste the text below", style="bold"))
+            yield Input(placeholder="/path/to/crash.log", id="path")
+            yield TextArea(id="paste")
+            with Horizontal(classes="buttons"):
+                yield Button("Diagnose", id="go", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._go()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "go":
+            self._go()
+        else:
+            self.dismiss(None)
+
+    def _go(self) -> None:
+        path = self.query_one("#path", Input).value.strip()
+        pasted = self.query_one("#paste", TextArea).text
+        if path:
+            p = Path(path).expanduser()
+            if not p.is_file():
+                self.notify(f"{path}: no such file", severity="error")
+                return
+            try:
+                data, source = p.read_bytes(), str(p)
+            except OSError as exc:
+                self.notify(f"{path}: {exc.strerror or exc}", severity="error")
+                return
+        elif pasted.strip():
+            data, source = pasted.encode("utf-8", "surrogatepass"), "<pasted>"
+        else:
+            self.notify("give a path or paste a log", severity="warning")
+            return
+        rep = self.app.diagnose_bytes(data, source)
+        self.dismiss(None)
+        self.app.open_report(rep)
+
+
+class ResolveScreen(_Dialog):
+    """Which remedy worked, and a note."""
+
+    def __init__(self, remedies: list[str]) -> None:
+        super().__init__()
+        self.remedies = remedies
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Mark resolved", style="bold"))
+            yield Select([(Text(f"{k}. {r}"[:70]), r) for k, r in enumerate(self.remedies, 1)], prompt="remedy that worked", id="remedy")
+            yield Input(placeholder="note: what was done", id="note")
+            with Horizontal(classes="buttons"):
+                yield Button("Resolve", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._ok()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self._ok()
+        else:
+            self.dismiss(None)
+
+    def _ok(self) -> None:
+        value = self.query_one("#remedy", Select).value
+        remedy = None if value is Select.NULL else value
+        self.dismiss((remedy, self.query_one("#note", Input).value.strip() or None))
+
+
+class AttachScreen(_Dialog):
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Attach a ticket (URL or key such as OPS-1234)", style="bold"))
+            yield Input(placeholder="https://… or OPS-1234", id="ref")
+            with Horizontal(classes="buttons"):
+                yield Button("Attach", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._ok()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self._ok()
+        else:
+            self.dismiss(None)
+
+    def _ok(self) -> None:
+        ref = self.query_one("#ref", Input).value.strip()
+        if not ref:
+            self.notify("give a URL or a key", severity="warning")
+            return
+        self.dismiss(ref)
+
+
+class ExportScreen(_Dialog):
+    """Write a ticket body to a file and copy it to the clipboard (OSC 52 where the terminal
+    supports it)."""
+
+    def __init__(self, view) -> None:
+        super().__init__()
+        self.view = view
+        self.text = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog"):
+            yield Label(Text("Export a ticket", style="bold"))
+            yield Select([("Markdown", "markdown"), ("Jira", "jira"), ("JSON", "json")], value="markdown", allow_blank=False, id="format")
+            yield Input(value="tracelens-ticket.md", id="path")
+            with Horizontal(classes="buttons"):
+                yield Button("Write and copy", id="ok", variant="primary")
+                yield Button("Cancel", id="cancel")
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        ext = {"markdown": "md", "jira": "txt", "json": "json"}[str(event.value)]
+        inp = self.query_one("#path", Input)
+        inp.value = str(Path(inp.value).with_suffix("." + ext))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._ok()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id == "ok":
+            self._ok()
+        else:
+            self.dismiss(None)
+
+    def _ok(self) -> None:
+        from ...incident import excerpt as make_excerpt, redact_value
+        from ...redact import Redactor
+        from ...ticket import render_ticket
+
+        red = Redactor()
+        v = self.view
+        if v.live is not None:
+            excerpt = make_excerpt(v.live, red)
+        else:
+            excerpt = red("\n".join(f"{n}: {t}" for n, t in v.lines))
+        fmt = str(self.query_one("#format", Select).value)
+        self.text = render_ticket(fmt, redact_value(v.report, red), excerpt, v.incident)
+        path = Path(self.query_one("#path", Input).value.strip() or "tracelens-ticket.md").expanduser()
+        try:
+            path.write_text(self.text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"{path}: {exc.strerror or exc}", severity="error")
+            return
+        self.app.copy_to_clipboard(self.text)
+        self.notify(f"wrote {path} and copied it to the clipboard")
+        self.dismiss(str(path))

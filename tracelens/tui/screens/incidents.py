@@ -1,0 +1,170 @@
+"""The incident list: a table with a fuzzy filter box, sorting, status and category filters."""
+
+from __future__ import annotations
+
+from rapidfuzz import fuzz, process
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+
+from ...logread import clean
+
+SHOWN = 500
+"""Rows drawn at once; the filter narrows the rest."""
+COLUMNS = (("last_seen", "Last seen"), ("count", "Seen"), ("status", "Status"), ("category", "Category"), ("title", "Title"))
+
+
+class IncidentsScreen(Screen):
+    """Past incidents, most recent first."""
+
+    BINDINGS = [
+        Binding("enter", "open", "Open", show=False),
+        Binding("slash", "focus_filter", "Filter"),
+        Binding("s", "sort", "Sort"),
+        Binding("f", "cycle_status", "Status"),
+        Binding("n", "new_log", "New log"),
+        Binding("r", "rules", "Rules"),
+        Binding("g", "reload", "Reload"),
+        Binding("escape", "clear_filter", "Clear", show=False),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[dict] = []
+        self.haystack: list[str] = []
+        self.sort_key = "last_seen"
+        self.sort_reverse = True
+        self.status: str | None = None
+        self.category: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="filters"):
+            yield Input(placeholder="filter (fuzzy): title, category, rule…", id="filter")
+            yield Select([(s, s) for s in ("open", "resolved", "ignored")], prompt="status", id="status")
+            yield Select([], prompt="category", id="category")
+        yield DataTable(id="incidents", cursor_type="row", zebra_stripes=True)
+        yield Static(id="count")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one(DataTable)
+        for key, label in COLUMNS:
+            table.add_column(label, key=key)
+        self.load()
+        table.focus()
+
+    # data ---------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        store = self.app.store(create=False) if self.app.db_path and self.app.db_path.exists() else None
+        self.rows = store.incidents(limit=None) if store is not None else []
+        if store is not None:
+            store.close()
+        self.haystack = [f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows]
+        cats = sorted({r["category"] for r in self.rows})
+        self.query_one("#category", Select).set_options([(c, c) for c in cats])
+        self.refresh_table()
+
+    def visible(self) -> list[dict]:
+        query = self.query_one("#filter", Input).value.strip()
+        idx = range(len(self.rows))
+        if query:
+            hits = process.extract(query, self.haystack, scorer=fuzz.WRatio, score_cutoff=60, limit=None)
+            idx = [k for _text, _score, k in sorted(hits, key=lambda h: -h[1])]
+        rows = [self.rows[k] for k in idx]
+        if self.status:
+            rows = [r for r in rows if r["status"] == self.status]
+        if self.category:
+            rows = [r for r in rows if r["category"] == self.category]
+        if not query:
+            rows.sort(key=lambda r: (r[self.sort_key] is None, r[self.sort_key]), reverse=self.sort_reverse)
+        return rows
+
+    def refresh_table(self) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        rows = self.visible()
+        for r in rows[:SHOWN]:
+            table.add_row(
+                Text((r["last_seen"] or "")[5:16].replace("T", " ")),
+                Text(str(r["count"]), justify="right"),
+                Text(r["status"], style="green" if r["status"] == "resolved" else ""),
+                Text((r["category"] or "")[:24]),
+                Text(clean(r["title"] or "")),
+                key=str(r["id"]),
+            )
+        more = f" (first {SHOWN} shown)" if len(rows) > SHOWN else ""
+        empty = "  no incidents yet: press n to diagnose a log" if not self.rows else ""
+        self.query_one("#count", Static).update(
+            Text(f"{len(rows)} of {len(self.rows)} incidents · sorted by {self.sort_key}{more}{empty}")
+        )
+
+    # events and actions ---------------------------------------------------------------------------
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.refresh_table()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        value = None if event.value is Select.NULL else event.value
+        if event.select.id == "status":
+            self.status = value
+        elif event.select.id == "category":
+            self.category = value
+        self.refresh_table()
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        key = str(event.column_key.value)
+        self.sort_reverse = not self.sort_reverse if key == self.sort_key else key in ("last_seen", "count")
+        self.sort_key = key
+        self.refresh_table()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.app.open_incident(int(event.row_key.value))
+
+    def action_open(self) -> None:
+        table = self.query_one(DataTable)
+        if table.row_count:
+            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
+            self.app.open_incident(int(key.value))
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter", Input).focus()
+
+    def action_clear_filter(self) -> None:
+        self.query_one("#filter", Input).value = ""
+        self.query_one(DataTable).focus()
+
+    def action_sort(self) -> None:
+        keys = [k for k, _ in COLUMNS]
+        self.sort_key = keys[(keys.index(self.sort_key) + 1) % len(keys)]
+        self.sort_reverse = self.sort_key in ("last_seen", "count")
+        self.refresh_table()
+
+    def action_cycle_status(self) -> None:
+        order = [None, "open", "resolved", "ignored"]
+        self.status = order[(order.index(self.status) + 1) % len(order)]
+        self.query_one("#status", Select).value = self.status if self.status else Select.NULL
+
+    def action_new_log(self) -> None:
+        from .dialogs import NewLogScreen
+
+        self.app.push_screen(NewLogScreen())
+
+    def action_rules(self) -> None:
+        from .rules import RulesScreen
+
+        self.app.push_screen(RulesScreen())
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def on_screen_resume(self) -> None:
+        self.load()

@@ -1,0 +1,84 @@
+"""The rules browser: search rules, read one, open its examples."""
+
+from __future__ import annotations
+
+from rapidfuzz import fuzz, process
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+
+class RulesScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "back", "Back"),
+        Binding("o", "open_example", "Open example"),
+        Binding("slash", "focus_search", "Search"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(placeholder="search rules: id, title, category", id="search")
+        with Horizontal():
+            yield DataTable(id="rules", cursor_type="row")
+            with VerticalScroll(id="rule-pane"):
+                yield Static(id="rule")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.rules = sorted(self.app.rules.rules, key=lambda lr: lr.rule.id)
+        self.haystack = [f"{lr.rule.id} {lr.rule.title} {lr.rule.category}" for lr in self.rules]
+        table = self.query_one(DataTable)
+        table.add_columns("rule", "category")
+        self.fill("")
+        table.focus()
+
+    def fill(self, query: str) -> None:
+        table = self.query_one(DataTable)
+        table.clear()
+        idx = range(len(self.rules))
+        if query:
+            hits = process.extract(query, self.haystack, scorer=fuzz.WRatio, score_cutoff=55, limit=None)
+            idx = [k for _t, _s, k in sorted(hits, key=lambda h: -h[1])]
+        for k in idx:
+            r = self.rules[k].rule
+            table.add_row(Text(r.id), Text(r.category), key=str(k))
+        if table.row_count:
+            self.show(int(table.coordinate_to_cell_key((0, 0)).row_key.value))
+        else:
+            self.query_one("#rule", Static).update(Text("no rule matches"))
+
+    def show(self, k: int) -> None:
+        from ...render.rules import render_rule
+
+        self.current = k
+        self.query_one("#rule", Static).update(Text(render_rule(self.rules[k])))
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self.fill(event.value.strip())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.query_one(DataTable).focus()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.row_key is not None and event.row_key.value is not None:
+            self.show(int(event.row_key.value))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.show(int(event.row_key.value))
+
+    def action_focus_search(self) -> None:
+        self.query_one("#search", Input).focus()
+
+    def action_open_example(self) -> None:
+        lr = self.rules[getattr(self, "current", 0)]
+        if not lr.examples:
+            self.notify("this rule has no example log", severity="warning")
+            return
+        path = lr.examples[0]
+        self.app.open_report(self.app.diagnose_bytes(path.read_bytes(), str(path)))
+
+    def action_back(self) -> None:
+        self.app.pop_screen()
