@@ -335,6 +335,15 @@ class Store:
         rare = [w for w in present if df[w] <= max(50, total // 50)]
         return rare or sorted(present, key=lambda w: df[w])[:4]
 
+    def listing(self, limit: int | None = None) -> list[dict]:
+        """The columns an incident list shows, most recent first."""
+        cur = self.db.execute(
+            "SELECT id, title, category, rule_id, status, count, last_seen FROM incidents "
+            "ORDER BY last_seen DESC, id DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur]
+
     def candidates(self, words: list[str], rule_id: str | None, limit: int = 1000) -> list[tuple]:
         """(id, signature, message, rule_id, category) of the incidents most likely to resemble
         a failure: those whose signature shares the most words with it (full-text index,

@@ -12,8 +12,8 @@ from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from ...logread import clean
 
-SHOWN = 500
-"""Rows drawn at once; the filter narrows the rest."""
+SHOWN = 200
+"""Rows drawn at once (a screen shows a few dozen); the filter and sorting reach the rest."""
 COLUMNS = (("last_seen", "Last seen"), ("count", "Seen"), ("status", "Status"), ("category", "Category"), ("title", "Title"))
 
 
@@ -34,7 +34,10 @@ class IncidentsScreen(Screen):
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[dict] = []
-        self.haystack: list[str] = []
+        self._haystack: list[str] | None = None
+        self.shown: list[int] = []
+        self.total = 0
+        """Incident ids in table order."""
         self.sort_key = "last_seen"
         self.sort_reverse = True
         self.status: str | None = None
@@ -60,19 +63,50 @@ class IncidentsScreen(Screen):
     # data ---------------------------------------------------------------------------------------
 
     def load(self) -> None:
-        store = self.app.store(create=False) if self.app.db_path and self.app.db_path.exists() else None
-        self.rows = store.incidents(limit=None) if store is not None else []
-        if store is not None:
-            store.close()
-        self.haystack = [f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows]
-        cats = sorted({r["category"] for r in self.rows})
-        self.query_one("#category", Select).set_options([(c, c) for c in cats])
+        """Show the most recent incidents at once; read the rest in a background thread, so
+        the list is usable immediately even with a very large store."""
+        self.rows, self._haystack = [], None
+        if not (self.app.db_path and self.app.db_path.exists()):
+            self.refresh_table()
+            return
+        store = self.app.store(create=False)
+        if store is None:
+            return
+        self.rows = store.listing(limit=SHOWN)
+        self.total = store.db.execute("SELECT count(*) FROM incidents").fetchone()[0]
+        cats = [r[0] for r in store.db.execute("SELECT DISTINCT category FROM incidents ORDER BY category")]
+        store.close()
+        self.query_one("#category", Select).set_options([(c, c) for c in cats if c])
         self.refresh_table()
+        if self.total > len(self.rows):
+            self.run_worker(self._load_all, thread=True, exclusive=True, group="load")
+
+    def _load_all(self) -> None:
+        from ...store import Store
+
+        store = Store(self.app.db_path, create=False)
+        rows = store.listing()
+        store.close()
+        self.app.call_from_thread(self._loaded, rows)
+
+    def _loaded(self, rows: list[dict]) -> None:
+        self.rows, self._haystack = rows, None
+        self.refresh_table()
+
+    @property
+    def haystack(self) -> list[str]:
+        """What the fuzzy filter matches against, built on the first keystroke."""
+        if self._haystack is None:
+            self._haystack = [f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows]
+        return self._haystack
 
     def visible(self) -> list[dict]:
         query = self.query_one("#filter", Input).value.strip()
-        idx = range(len(self.rows))
-        if query:
+        idx: range | list[int] = range(len(self.rows))
+        if len(query) <= 2:  # one or two letters: a plain substring filter, in order
+            low = query.lower()
+            idx = [k for k, h in enumerate(self.haystack) if low in h.lower()] if query else idx
+        else:
             hits = process.extract(query, self.haystack, scorer=fuzz.WRatio, score_cutoff=60, limit=None)
             idx = [k for _text, _score, k in sorted(hits, key=lambda h: -h[1])]
         rows = [self.rows[k] for k in idx]
@@ -80,7 +114,7 @@ class IncidentsScreen(Screen):
             rows = [r for r in rows if r["status"] == self.status]
         if self.category:
             rows = [r for r in rows if r["category"] == self.category]
-        if not query:
+        if not query and (self.sort_key, self.sort_reverse) != ("last_seen", True):  # else: already in order
             rows.sort(key=lambda r: (r[self.sort_key] is None, r[self.sort_key]), reverse=self.sort_reverse)
         return rows
 
@@ -88,19 +122,22 @@ class IncidentsScreen(Screen):
         table = self.query_one(DataTable)
         table.clear()
         rows = self.visible()
-        for r in rows[:SHOWN]:
-            table.add_row(
+        self.shown = [r["id"] for r in rows[:SHOWN]]
+        table.add_rows(
+            (
                 Text((r["last_seen"] or "")[5:16].replace("T", " ")),
                 Text(str(r["count"]), justify="right"),
                 Text(r["status"], style="green" if r["status"] == "resolved" else ""),
                 Text((r["category"] or "")[:24]),
                 Text(clean(r["title"] or "")),
-                key=str(r["id"]),
             )
+            for r in rows[:SHOWN]
+        )
         more = f" (first {SHOWN} shown)" if len(rows) > SHOWN else ""
+        loading = " · loading…" if self.total > len(self.rows) else ""
         empty = "  no incidents yet: press n to diagnose a log" if not self.rows else ""
         self.query_one("#count", Static).update(
-            Text(f"{len(rows)} of {len(self.rows)} incidents · sorted by {self.sort_key}{more}{empty}")
+            Text(f"{len(rows)} of {max(self.total, len(self.rows))} incidents · sorted by {self.sort_key}{more}{loading}{empty}")
         )
 
     # events and actions ---------------------------------------------------------------------------
@@ -127,13 +164,12 @@ class IncidentsScreen(Screen):
         self.refresh_table()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.open_incident(int(event.row_key.value))
+        self.app.open_incident(self.shown[event.cursor_row])
 
     def action_open(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count:
-            key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key
-            self.app.open_incident(int(key.value))
+            self.app.open_incident(self.shown[table.cursor_row])
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
