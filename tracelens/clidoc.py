@@ -22,7 +22,7 @@ def commands():
 def reference() -> str:
     out = ["# CLI reference", "", "Generated from the commands' help by `python -m tracelens.clidoc`.", ""]
     for path, cmd in commands():
-        ctx = click.Context(cmd, info_name=" ".join(path), terminal_width=100, max_width=100)
+        ctx = click.Context(cmd, info_name=" ".join(path), terminal_width=100, max_content_width=100)
         out += [f"## {' '.join(path)}", "", "```", cmd.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(out)
 
