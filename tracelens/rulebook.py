@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 import re2
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SEVERITIES = ("warning", "error", "fatal")
@@ -32,7 +31,12 @@ class RuleError(Exception):
         super().__init__(f"{where}: {field}: {message}" if field else f"{where}: {message}")
 
 
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _yaml():
+    """PyYAML and its fastest safe loader, imported only when a rule file must be read (the
+    validated rules are cached)."""
+    import yaml
+
+    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @lru_cache(maxsize=4096)
@@ -209,15 +213,17 @@ def shipped_healthy_dir() -> Path:
 @lru_cache(maxsize=1)
 def categories() -> frozenset[str]:
     """The category names rules may use."""
+    yaml, loader = _yaml()
     path = shipped_rules_dir() / "categories.yaml"
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
     return frozenset(item["name"] for item in data["categories"])
 
 
-def _node_line(node: yaml.Node | None, loc: tuple) -> int | None:
+def _node_line(node, loc: tuple) -> int | None:
     """Line (1-based) of the YAML node at ``loc`` (a pydantic error location)."""
     if node is None:
         return None
+    yaml, _ = _yaml()
     line = node.start_mark.line + 1
     for part in loc:
         if isinstance(node, yaml.MappingNode):
@@ -238,13 +244,14 @@ def _node_line(node: yaml.Node | None, loc: tuple) -> int | None:
 
 def load_rule_file(path: Path, root: Path) -> Rule:
     """Parse and validate one rule file; raise :class:`RuleError`."""
+    yaml, loader = _yaml()
     shown = str(path)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise RuleError(shown, None, "", f"cannot read ({exc})") from None
     try:
-        data = yaml.load(text, Loader=_YAML_LOADER)
+        data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         raise RuleError(shown, mark.line + 1 if mark else None, "", f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
@@ -252,7 +259,7 @@ def load_rule_file(path: Path, root: Path) -> Rule:
         raise RuleError(shown, 1, "", "a rule file is a YAML mapping")
 
     def node():  # composed only when an error needs a line number
-        return yaml.compose(text, Loader=_YAML_LOADER)
+        return yaml.compose(text, Loader=loader)
 
     try:
         rule = Rule.model_validate(data)
