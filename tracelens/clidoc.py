@@ -6,23 +6,28 @@ from __future__ import annotations
 import click
 
 
-def _walk(cmd: click.Command, path: list[str]):
-    yield path, cmd
+def _walk(cmd: click.Command, path: list[str], parent: click.Context | None):
+    if parent is None:  # the root context carries the settings every page is rendered with
+        ctx = click.Context(cmd, info_name=path[-1], terminal_width=100, max_content_width=100, **cmd.context_settings)
+    else:
+        ctx = click.Context(cmd, info_name=path[-1], parent=parent)
+    yield path, cmd, ctx
     if isinstance(cmd, click.Group):
         for name in sorted(cmd.commands):
-            yield from _walk(cmd.commands[name], [*path, name])
+            yield from _walk(cmd.commands[name], [*path, name], ctx)
 
 
 def commands():
     from .cli import cli
 
-    return list(_walk(cli, ["tracelens"]))
+    return [(path, cmd) for path, cmd, _ctx in _walk(cli, ["tracelens"], None)]
 
 
 def reference() -> str:
+    from .cli import cli
+
     out = ["# CLI reference", "", "Generated from the commands' help by `python -m tracelens.clidoc`.", ""]
-    for path, cmd in commands():
-        ctx = click.Context(cmd, info_name=" ".join(path), terminal_width=100, max_content_width=100)
+    for path, cmd, ctx in _walk(cli, ["tracelens"], None):
         out += [f"## {' '.join(path)}", "", "```", cmd.get_help(ctx).rstrip(), "```", ""]
     return "\n".join(out)
 

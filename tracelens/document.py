@@ -18,6 +18,9 @@ from .models import Document, ErrorLine, ExceptionInfo, Frame, Record, StreamInf
 from .traceback import parse_records
 
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
+"""A line the log itself marks as informational is never an error line (request logging
+quotes users' prompts, which may contain any error text)."""
 _FATAL = re.compile(
     r"CUDA error: |NCCL WARN |NCCL error|^Killed\s*$|Bus error|Segmentation fault|core dumped|"
     r"terminate called after throwing|^\s*what\(\):|^Aborted|[Oo]ut of memory|"
@@ -25,7 +28,7 @@ _FATAL = re.compile(
     r"Watchdog caught collective operation timeout"
 )
 _EXC_LINE = re.compile(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
     r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
 )
 _NORMALIZE = re.compile(r"0x[0-9a-fA-F]+|\d+")
@@ -57,8 +60,8 @@ def build(
 ) -> Document:
     """Parse records into a :class:`Document`."""
     by_stream: dict[str, list[Record]] = defaultdict(list)
-    for rec in records:
-        by_stream[rec.stream].append(rec)
+    for rec, stream in zip(records, _streams(records)):
+        by_stream[stream].append(rec)
 
     streams = [
         StreamInfo(id=sid, records=len(recs), first_line=recs[0].line, last_line=recs[-1].line)
@@ -93,6 +96,33 @@ def build(
     )
 
 
+_TB_SHAPED = re.compile(
+    r"\s|Traceback \(most recent call last\):|The above exception|During handling|"
+    r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b|\[Previous line|$"
+)
+
+
+def _streams(records: list[Record]) -> list[str]:
+    """Each record's stream. A logger that prefixes only the first line of a message (SGLang's
+    "[… TP0] Scheduler hit an exception: Traceback (most recent call last):") leaves the
+    traceback's other lines bare: they belong to the stream whose line opened the traceback,
+    for as long as they are shaped like a traceback."""
+    out: list[str] = []
+    carry = ""
+    for rec in records:
+        bare = not rec.stream and rec.level is None and rec.time is None
+        if rec.stream:
+            carry = rec.stream if rec.text.endswith("Traceback (most recent call last):") else ""
+            out.append(rec.stream)
+        elif bare and carry and _TB_SHAPED.match(rec.text):
+            rec.stream = carry
+            out.append(carry)
+        else:
+            carry = ""
+            out.append(rec.stream)
+    return out
+
+
 def _fold(tracebacks: list[Traceback]) -> list[Traceback]:
     """The same traceback printed by several workers -> one traceback with every stream."""
     seen: dict[tuple, Traceback] = {}
@@ -106,7 +136,8 @@ def _fold(tracebacks: list[Traceback]) -> list[Traceback]:
             seen[key] = tb
             out.append(tb)
         else:
-            first.streams.append(tb.stream)
+            if tb.stream not in first.streams:
+                first.streams.append(tb.stream)
             first.lines.append(tb.start_line)
     return out
 
@@ -122,6 +153,8 @@ def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]
             continue
         spans = covered.get(rec.stream)
         if spans and _inside(spans, rec.line):
+            continue
+        if rec.level in _QUIET_LEVELS:
             continue
         if _EXC_LINE.match(text.strip()):
             kind = "exception"

@@ -42,8 +42,9 @@ class Context:
         pos = 0
         for rec in doc.records:
             self.offsets.append(pos)
-            parts.append(rec.text)
-            pos += len(rec.text) + 1
+            text = _without_user_content(rec.text)
+            parts.append(text)
+            pos += len(text) + 1
         self.text = "\n".join(parts)
         # Line conditions search the UTF-8 bytes once encoded: RE2 reports byte offsets there.
         self.btext = self.text.encode("utf-8", "surrogatepass")
@@ -52,14 +53,27 @@ class Context:
         else:
             self.boffsets = []
             bpos = 0
-            for rec in doc.records:
+            for part in parts:
                 self.boffsets.append(bpos)
-                bpos += len(rec.text.encode("utf-8", "surrogatepass")) + 1
+                bpos += len(part.encode("utf-8", "surrogatepass")) + 1
 
     def record_at(self, offset: int):
         """The record holding a byte offset of :attr:`btext`."""
         k = bisect.bisect_right(self.boffsets, offset) - 1
         return self.doc.records[max(k, 0)]
+
+
+_REQUEST_LOG = ("Received request", "prompt:", "Generated response", "GenerateReqInput", "ChatCompletionRequest")
+
+
+def _without_user_content(text: str) -> str:
+    """A request-logging line with the user's prompt and the model's output masked: what a
+    user typed is not what the software printed, whatever error text it quotes."""
+    if not any(k in text for k in _REQUEST_LOG):
+        return text
+    from .redact import USER_CONTENT
+
+    return USER_CONTENT(text)
 
 
 # --- conditions ------------------------------------------------------------------------------------

@@ -89,5 +89,18 @@ class Redactor:
         return text
 
 
+class _UserContent(Redactor):
+    """Only the prompt/completion patterns (used to keep quoted user text out of matching)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patterns = [p for p in PATTERNS if p.kind in ("prompt", "completion")] + [
+            Pattern("prompt", compile_regex(r"(\b(?:text|messages|prompt)=)('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\[.*\])"), 2),
+        ]
+
+
+USER_CONTENT = _UserContent()
+
+
 def redact(text: str, extra: Iterable[str] = ()) -> str:
     return Redactor(extra)(text)

@@ -145,7 +145,8 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 i = next_significant(i + 1)
                 continue
             in_tb_chain = False
-            if stripped == TB_HEAD:
+            if stripped == TB_HEAD or (stripped.endswith(TB_HEAD) and stripped.endswith(": " + TB_HEAD)):
+                # also "Scheduler hit an exception: Traceback (most recent call last):"
                 yield _tok("TB_HEAD", text, rec.line)
                 state, sig, last = "tb", _signature(rec), "head"
             elif (g := _GROUP_HEAD.match(text)) is not None:
