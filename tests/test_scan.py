@@ -72,3 +72,19 @@ def test_log_without_trouble_parses_almost_nothing(tmp_path, small_limits):
     doc = parse_path(str(log))
     assert len(doc.records) < 50
     assert doc.tracebacks == [] and doc.errors == []
+
+
+def test_parallel_scan_finds_the_same_windows_as_one_process(tmp_path, small_limits, monkeypatch):
+    crash = SEED.read_bytes()
+    log = tmp_path / "big.log"
+    big_log(log, crash, n=20000)
+    with open(log, "rb") as fp:
+        monkeypatch.setattr(scan, "PARALLEL_MIN", 1 << 40)
+        one = scan.find_windows(fp)
+        monkeypatch.setattr(scan, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(scan.os, "cpu_count", lambda: 3)
+        several = scan.find_windows(fp)
+    assert [(w.start, w.end, w.anchor, w.anchor_line) for w in one[0]] == [
+        (w.start, w.end, w.anchor, w.anchor_line) for w in several[0]
+    ]
+    assert one[1] == several[1]

@@ -7,6 +7,7 @@ stderr).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -97,11 +98,12 @@ def diagnose(
 
 def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
     """Save the report as an incident and/or add similar past incidents to it."""
-    from .store import Store, StoreError, default_path
+    from .paths import default_db
 
-    path = Path(db_path) if db_path else default_path()
+    path = Path(db_path) if db_path else default_db()
     if not save and not path.exists():
         return
+    from .store import Store, StoreError
     from .cli_incidents import make_redactor
     from .incident import save as save_incident
     from .similar import similar
@@ -298,6 +300,9 @@ from . import cli_incidents  # noqa: E402,F401  (registers ingest, incidents, si
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point: never shows a traceback of tracelens itself."""
+    # tracelens uses no pydantic plugins; looking them up scans every installed package's
+    # metadata on start-up
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         cli.main(args=argv, prog_name="tracelens", standalone_mode=False)
     except click.exceptions.Abort:

@@ -49,7 +49,7 @@ _TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPT
 _TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
 
 # (bytes before, bytes after) each kind of hit
-_CONTEXT = {1: (8 << 10, 1 << 20), 2: (8 << 10, 32 << 10), 3: (0, 512)}
+_CONTEXT = {1: (8 << 10, 256 << 10), 2: (8 << 10, 16 << 10), 3: (0, 512)}
 
 
 @dataclass
@@ -115,49 +115,109 @@ def read_records(fp: BinaryIO, size: int) -> tuple[list[Record], int, bool, str]
     return records, line_count, False, encoding
 
 
-def find_windows(fp: BinaryIO) -> tuple[list[Window], int]:
-    """One pass over the bytes: the windows to parse and the log's line count."""
-    first_hits: list[tuple[int, int, int]] = []
-    last_hits: deque[tuple[int, int, int]] = deque(maxlen=20000)
-    fp.seek(0)
-    base_off = 0  # offset of buf[0]
-    line = 1  # line number at buf[counted]
-    carry = b""
-    eof = False
+PARALLEL_MIN = 64 << 20
+"""Logs at least this large are scanned by several processes at once (one per core, up to 4)."""
+
+Hit = tuple[int, int, int]  # (offset of the line, line number, kind)
+
+
+def _scan(read_at, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
+    """Trigger hits in bytes [start, stop) (a line start to a line end), with line numbers
+    counted from 1 at ``start``; and the number of newlines in the range.
+
+    Each chunk is read from a line start and searched up to its last line end (RE2 with
+    pos/endpos, no copies); the next read starts right after, so no line is ever split."""
+    first_hits: list[Hit] = []
+    last_hits: deque[Hit] = deque(maxlen=20000)
+    base_off = start
+    line = 1
     last_line_start = -1
-    while not eof:
-        chunk = fp.read(CHUNK)
-        eof = not chunk
-        buf = carry + chunk
-        if not eof:
-            cut = buf.rfind(b"\n") + 1
-            if cut == 0:
-                carry = buf
-                continue
-            carry, buf = buf[cut:], buf[:cut]
+    while base_off < stop:
+        chunk = read_at(base_off, min(CHUNK, stop - base_off))
+        if not chunk:
+            break
+        end = len(chunk)
+        if end == CHUNK and base_off + end < stop:
+            cut = chunk.rfind(b"\n") + 1
+            end = cut or end  # a line longer than a chunk is searched in pieces
         counted = 0
-        for m in _TRIGGERS.finditer(buf):
-            start = buf.rfind(b"\n", 0, m.start()) + 1
-            if base_off + start == last_line_start and m.lastindex != 1:
+        for m in _TRIGGERS.finditer(chunk, 0, end):
+            lstart = chunk.rfind(b"\n", 0, m.start()) + 1
+            if base_off + lstart == last_line_start and m.lastindex != 1:
                 continue
-            line += buf.count(b"\n", counted, start)
-            counted = start
+            line += chunk.count(b"\n", counted, lstart)
+            counted = lstart
             kind = m.lastindex or 2
-            if kind == 3 and any(t in buf[start : start + 200] for t in _TABLES):
+            if kind == 3 and any(t in chunk[lstart : lstart + 200] for t in _TABLES):
                 kind = 4
-            hit = (base_off + start, line, kind)
-            last_line_start = base_off + start
+            hit = (base_off + lstart, line, kind)
+            last_line_start = base_off + lstart
             if len(first_hits) < 2000:
                 first_hits.append(hit)
             else:
                 last_hits.append(hit)
-        line += buf.count(b"\n", counted)
-        base_off += len(buf)
-        if eof:
-            break
-    total = base_off
-    line_count = line - 1 + (1 if carry or (total and not _ends_with_newline(fp, total)) else 0)
-    hits = first_hits + list(last_hits)
+        line += chunk.count(b"\n", counted, end)
+        base_off += end
+    return first_hits, list(last_hits), line - 1
+
+
+def _pread_scan(fd: int, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
+    return _scan(lambda off, n: os.pread(fd, n, off), start, stop)
+
+
+def _split(fp: BinaryIO, total: int, parts: int) -> list[int]:
+    """Cut points at line starts dividing [0, total) into about equal parts."""
+    cuts = [0]
+    for k in range(1, parts):
+        fp.seek(total * k // parts)
+        probe = fp.read(1 << 20)
+        nl = probe.find(b"\n")
+        cut = total * k // parts + nl + 1 if nl >= 0 else total
+        if cuts[-1] < cut < total:
+            cuts.append(cut)
+    return cuts + [total]
+
+
+def _parallel_ok(fp: BinaryIO, total: int) -> int:
+    """How many processes to scan with (1: scan here)."""
+    import threading
+
+    cores = min(os.cpu_count() or 1, 4)
+    if total < PARALLEL_MIN or cores < 2 or threading.active_count() > 1 or sys.platform == "win32":
+        return 1
+    try:
+        fp.fileno()
+    except (OSError, ValueError, AttributeError):
+        return 1
+    return cores
+
+
+def find_windows(fp: BinaryIO) -> tuple[list[Window], int]:
+    """One pass over the bytes: the windows to parse and the log's line count."""
+    fp.seek(0, os.SEEK_END)
+    total = fp.tell()
+    workers = _parallel_ok(fp, total)
+    if workers > 1:
+        import multiprocessing
+
+        cuts = _split(fp, total, workers)
+        fd = fp.fileno()
+        with multiprocessing.get_context("fork").Pool(len(cuts) - 1) as pool:
+            parts = pool.starmap(_pread_scan, [(fd, a, b) for a, b in zip(cuts, cuts[1:])])
+    else:
+        def read_at(off: int, n: int) -> bytes:
+            fp.seek(off)
+            return fp.read(n)
+
+        parts = [_scan(read_at, 0, total)]
+    hits: list[Hit] = []
+    lines_before = 0
+    for first, last, newlines in parts:
+        hits += [(off, ln + lines_before, kind) for off, ln, kind in first + last]
+        lines_before += newlines
+    if len(hits) > 22000:  # the first hits (startup facts) and the last (the crash)
+        hits = hits[:2000] + hits[-20000:]
+    line_count = lines_before + (1 if total and not _ends_with_newline(fp, total) else 0)
     windows: list[Window] = []
     for off, ln, kind in hits:
         before, after = _CONTEXT.get(kind, (0, 16 << 10))

@@ -31,11 +31,9 @@ class StoreError(Exception):
 
 def default_path() -> Path:
     """``TRACELENS_DB``, else ``$XDG_DATA_HOME/tracelens/incidents.db`` (``~/.local/share``)."""
-    env = os.environ.get("TRACELENS_DB")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
-    return Path(base) / "tracelens" / "incidents.db"
+    from .paths import default_db
+
+    return default_db()
 
 
 def now() -> str:
