@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from dataclasses import dataclass
+
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
@@ -168,29 +168,42 @@ class Rule(BaseModel):
     tags: list[str] = Field(default_factory=list)
 
 
-@dataclass
 class LoadedRule:
-    rule: Rule
-    path: Path
-    _matcher: Any = None
-    _examples: list[Path] | None = None
+    """A rule file: its id and prefilter literals at once; the validated rule, its compiled
+    match and its examples on first use (so a thousand rules cost little until one fires)."""
+
+    __slots__ = ("id", "needs", "path", "_rule", "_blob", "_matcher", "_examples")
+
+    def __init__(self, path: Path, rule: Rule | None = None, *, rule_id: str = "", needs=(), blob: bytes = b""):
+        self.path = path
+        self._rule = rule
+        self._blob = blob
+        self.id = rule.id if rule is not None else rule_id
+        self.needs = list(rule.needs) if rule is not None else list(needs)
+        self._matcher = None
+        self._examples: list[Path] | None = None
 
     @property
-    def examples(self) -> list[Path]:
-        """Example logs beside the rule file (looked up on first use)."""
-        if self._examples is None:
-            self._examples = examples_of(self.path)
-        return self._examples
+    def rule(self) -> Rule:
+        if self._rule is None:
+            self._rule = pickle.loads(self._blob)
+        return self._rule
 
     @property
     def matcher(self) -> Any:
-        """The compiled match (see :mod:`tracelens.match`), built on first use so that rules
-        the prefilter never selects cost nothing."""
+        """The compiled match (see :mod:`tracelens.match`)."""
         if self._matcher is None:
             from .match import compile_rule
 
             self._matcher = compile_rule(self.rule)
         return self._matcher
+
+    @property
+    def examples(self) -> list[Path]:
+        """Example logs beside the rule file."""
+        if self._examples is None:
+            self._examples = examples_of(self.path)
+        return self._examples
 
 
 def shipped_rules_dir() -> Path:
@@ -288,7 +301,25 @@ def rule_dirs(extra: list[str] | tuple[str, ...] = ()) -> list[Path]:
 
 
 def rule_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.yaml") if p.name != "categories.yaml")
+    return [Path(p) for p, _st in _rule_entries(root)]
+
+
+def _rule_entries(root: Path) -> list[tuple[str, os.stat_result]]:
+    """(path, stat) of every rule file under ``root``, sorted; one directory walk."""
+    out: list[tuple[str, os.stat_result]] = []
+    stack = [str(root)]
+    while stack:
+        try:
+            with os.scandir(stack.pop()) as it:
+                for entry in it:
+                    if entry.is_dir():
+                        stack.append(entry.path)
+                    elif entry.name.endswith(".yaml") and entry.name != "categories.yaml":
+                        out.append((entry.path, entry.stat()))
+        except OSError:
+            continue
+    out.sort()
+    return out
 
 
 def examples_of(path: Path) -> list[Path]:
@@ -307,11 +338,11 @@ class RuleSet:
 
         self.rules = rules
         self.errors = errors or []
-        self.prefilter = Prefilter([lr.rule.needs for lr in rules])
+        self.prefilter = Prefilter([lr.needs for lr in rules])
 
     def get(self, rule_id: str) -> LoadedRule | None:
         for lr in self.rules:
-            if lr.rule.id == rule_id:
+            if lr.id == rule_id:
                 return lr
         return None
 
@@ -322,7 +353,7 @@ def _cache_path(roots: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not base or base.startswith("~"):
         return None
-    key = hashlib.sha256("\0".join([__version__, *map(str, roots)]).encode()).hexdigest()[:16]
+    key = hashlib.sha256("\0".join([__version__, "2", *map(str, roots)]).encode()).hexdigest()[:16]
     return Path(base) / "tracelens" / f"rules-{key}.pickle"
 
 
@@ -343,14 +374,16 @@ class _Cache:
             except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
                 self.entries = {}
 
-    def get(self, path: Path, st: os.stat_result) -> Rule | None:
-        hit = self.entries.get(str(path))
+    def get(self, path: str, st: os.stat_result) -> tuple[str, list, bytes] | None:
+        """(id, needs, pickled rule) of a file whose size and mtime are unchanged."""
+        hit = self.entries.get(path)
         if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-            return hit[2]
+            return hit[2], hit[3], hit[4]
         return None
 
-    def put(self, path: Path, st: os.stat_result, rule: Rule) -> None:
-        self.entries[str(path)] = (st.st_mtime_ns, st.st_size, rule)
+    def put(self, path: str, st: os.stat_result, rule: Rule) -> None:
+        blob = pickle.dumps(rule, protocol=pickle.HIGHEST_PROTOCOL)
+        self.entries[path] = (st.st_mtime_ns, st.st_size, rule.id, list(rule.needs), blob)
         self.dirty = True
 
     def save(self) -> None:
@@ -380,19 +413,21 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = T
                 raise err
             errors.append(err)
             continue
-        for path in rule_files(root):
-            st = path.stat()
-            rule = store.get(path, st)
-            if rule is None:
-                try:
-                    rule = load_rule_file(path, root)
-                except RuleError as err:
-                    if strict:
-                        raise
-                    errors.append(err)
-                    continue
-                store.put(path, st, rule)
-            by_id[rule.id] = LoadedRule(rule=rule, path=path)
+        for name, st in _rule_entries(root):
+            hit = store.get(name, st)
+            if hit is not None:
+                rule_id, needs, blob = hit
+                by_id[rule_id] = LoadedRule(Path(name), rule_id=rule_id, needs=needs, blob=blob)
+                continue
+            try:
+                rule = load_rule_file(Path(name), root)
+            except RuleError as err:
+                if strict:
+                    raise
+                errors.append(err)
+                continue
+            store.put(name, st, rule)
+            by_id[rule.id] = LoadedRule(Path(name), rule)
     store.save()
     return RuleSet(list(by_id.values()), errors)
 
