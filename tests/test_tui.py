@@ -254,3 +254,51 @@ def test_quit(tmp_path):
         await pilot.press("q")
 
     run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+def test_tui_reads_a_piped_log_then_takes_keys_from_the_terminal(tmp_path):
+    """`kubectl logs … | tracelens tui -`: the log comes through the pipe, keys through the
+    terminal (a pseudo-terminal here)."""
+    import os
+    import pty
+    import select
+    import sys
+    import time
+
+    r, w = os.pipe()
+    pid, master = pty.fork()
+    if pid == 0:  # the child: stdin is the pipe, the controlling terminal is the pty
+        os.close(w)
+        os.dup2(r, 0)
+        os.environ["TRACELENS_DB"] = str(tmp_path / "none.db")
+        os.environ["TERM"] = "xterm-256color"
+        os.execv(sys.executable, [sys.executable, "-m", "tracelens", "tui", "-"])
+    os.close(r)
+    os.write(w, SEED.read_bytes())
+    os.close(w)
+    seen = b""
+    deadline = time.time() + 60
+    while time.time() < deadline and b"MLA" not in seen:
+        if select.select([master], [], [], 0.5)[0]:
+            try:
+                seen += os.read(master, 65536)
+            except OSError:
+                break
+    assert b"MLA" in seen, seen[-500:]
+    os.write(master, b"\x1b")  # back to the incident list
+    time.sleep(0.5)
+    os.write(master, b"q")
+    status = None
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        if select.select([master], [], [], 0.2)[0]:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                pass
+    else:
+        os.kill(pid, 9)
+    assert status is not None and os.waitstatus_to_exitcode(status) == 0
