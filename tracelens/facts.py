@@ -178,8 +178,6 @@ def _args_dict(rec: Record, out: _Out) -> None:
         name = _ARG_KEYS.get(key)
         if name and val not in ("None", ""):
             out.append(Fact(name=name, value=val, line=rec.line, text=_short(text), priority=3))
-    if i >= 0 and any(k == "kv_cache_dtype" for k, _ in pairs):
-        pass
 
 
 def _dict_pairs(body: str) -> list[tuple[str, str]]:
@@ -309,11 +307,9 @@ def _derive(facts: list[Fact]) -> list[Fact]:
             else:
                 continue
             break
-    gpu_lines = {f.value for f in facts if f.name == "gpu_name"}
     idx = [f for f in facts if f.name == "gpu_name"]
     if idx and "gpu_count" not in names:
-        count = len({(f.line) for f in idx})
+        count = len({f.line for f in idx})
         if count > 1:
             extra.append(Fact(name="gpu_count", value=str(count), line=idx[0].line, text=idx[0].text, priority=0, derived=True))
-    del gpu_lines
     return facts + extra

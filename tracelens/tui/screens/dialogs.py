@@ -31,6 +31,22 @@ class _Dialog(ModalScreen):
         self.dismiss(None)
 
 
+class _Form(_Dialog):
+    """A dialog whose Enter (in a text box) or first button confirms: subclasses give ``_ok``."""
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self._ok()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if event.button.id in ("ok", "go"):
+            self._ok()
+        else:
+            self.dismiss(None)
+
+    def _ok(self) -> None:  # pragma: no cover - every form overrides it
+        raise NotImplementedError
+
+
 class HelpScreen(_Dialog):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -42,7 +58,7 @@ class HelpScreen(_Dialog):
         self.dismiss(None)
 
 
-class NewLogScreen(_Dialog):
+class NewLogScreen(_Form):
     """Open a log by path, or paste its text; diagnose it."""
 
     def compose(self) -> ComposeResult:
@@ -54,16 +70,7 @@ class NewLogScreen(_Dialog):
                 yield Button("Diagnose", id="go", variant="primary")
                 yield Button("Cancel", id="cancel")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._go()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "go":
-            self._go()
-        else:
-            self.dismiss(None)
-
-    def _go(self) -> None:
+    def _ok(self) -> None:
         path = self.query_one("#path", Input).value.strip()
         pasted = self.query_one("#paste", TextArea).text
         if path:
@@ -86,7 +93,7 @@ class NewLogScreen(_Dialog):
         self.app.open_report(rep)
 
 
-class ResolveScreen(_Dialog):
+class ResolveScreen(_Form):
     """Which remedy worked, and a note."""
 
     def __init__(self, remedies: list[str]) -> None:
@@ -102,22 +109,13 @@ class ResolveScreen(_Dialog):
                 yield Button("Resolve", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
 
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._ok()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "ok":
-            self._ok()
-        else:
-            self.dismiss(None)
-
     def _ok(self) -> None:
         value = self.query_one("#remedy", Select).value
         remedy = None if value is Select.NULL else value
         self.dismiss((remedy, self.query_one("#note", Input).value.strip() or None))
 
 
-class AttachScreen(_Dialog):
+class AttachScreen(_Form):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text("Attach a ticket (URL or key such as OPS-1234)", style="bold"))
@@ -125,15 +123,6 @@ class AttachScreen(_Dialog):
             with Horizontal(classes="buttons"):
                 yield Button("Attach", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._ok()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "ok":
-            self._ok()
-        else:
-            self.dismiss(None)
 
     def _ok(self) -> None:
         ref = self.query_one("#ref", Input).value.strip()
@@ -143,7 +132,7 @@ class AttachScreen(_Dialog):
         self.dismiss(ref)
 
 
-class ExportScreen(_Dialog):
+class ExportScreen(_Form):
     """Write a ticket body to a file and copy it to the clipboard (OSC 52 where the terminal
     supports it)."""
 
@@ -165,15 +154,6 @@ class ExportScreen(_Dialog):
         ext = {"markdown": "md", "jira": "txt", "json": "json"}[str(event.value)]
         inp = self.query_one("#path", Input)
         inp.value = str(Path(inp.value).with_suffix("." + ext))
-
-    def on_input_submitted(self, event: Input.Submitted) -> None:
-        self._ok()
-
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if event.button.id == "ok":
-            self._ok()
-        else:
-            self.dismiss(None)
 
     def _ok(self) -> None:
         from ...incident import excerpt as make_excerpt, redact_value
