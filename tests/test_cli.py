@@ -135,3 +135,18 @@ def test_no_args_on_a_terminal_is_a_usage_error():
     # stdin is not a tty under pytest: '-' is read and is empty, which is healthy
     p = run("diagnose", stdin=b"")
     assert p.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("incidents", "show", "abc"),
+        ("nosuchcommand",),
+        ("diagnose", "--no-such-option", str(SEED)),
+        ("ticket",),
+    ],
+)
+def test_usage_errors_are_one_line(args):
+    p = run(*args)
+    assert p.returncode == 2
+    assert len(p.stderr.decode().strip().splitlines()) == 1, p.stderr

@@ -308,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
     except click.exceptions.Abort:
         click.echo("tracelens: aborted", err=True)
         return 130
+    except click.UsageError as exc:
+        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
+        click.echo(f"tracelens: {exc.format_message()}{hint}", err=True)
+        return exc.exit_code
     except click.ClickException as exc:
         exc.show()
         return exc.exit_code
