@@ -36,16 +36,32 @@ def _load_rules(rules_dirs: tuple[str, ...]):
         raise Failure(str(exc)) from None
 
 
-def _read(path: str):
-    from .engine import parse_path
-    from .scan import InputError
+def _open(path: str):
+    """Open the log and, when it is large, start scanning it in worker processes right away
+    (before the heavier imports): (opened file, prefetch) or a one-line Failure."""
+    from .scan import InputError, open_input, start_scan
 
     if path == "-" and sys.stdin.isatty():
         raise Failure("no log given: pass a FILE, or pipe a log into 'tracelens diagnose -'")
     try:
-        return parse_path(path)
+        opened = open_input(path)
     except InputError as exc:
         raise Failure(str(exc)) from None
+    return opened, (start_scan(opened[0]) if path != "-" else None)
+
+
+def _read(path: str, early=None):
+    from .engine import parse_path
+    from .scan import InputError
+
+    opened, prefetch = early if early is not None else _open(path)
+    try:
+        return parse_path(path, opened, prefetch)
+    except InputError as exc:
+        raise Failure(str(exc)) from None
+    finally:
+        if prefetch is not None:
+            prefetch.close()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -81,11 +97,12 @@ def diagnose(
 
         tracelens diagnose server.log --format json
     """
+    early = _open(log)  # a large log starts being scanned while the rest is imported
     from .engine import report
     from .render import render
 
     rules = _load_rules(rules_dirs)
-    doc = _read(log)
+    doc = _read(log, early)
     rep = report(doc, rules)
     _with_history(rep, db_path, save, redact_regex, no_redact)
     use_color = sys.stdout.isatty() if color is None else color

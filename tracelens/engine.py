@@ -19,9 +19,11 @@ def parse(data: str | bytes, source: str = "-") -> Document:
     return document.build(records, source=source, size=len(raw), line_count=lines, full_parse=full, encoding=encoding)
 
 
-def parse_path(path: str) -> Document:
-    """Parse a file (or ``-`` for stdin). Raises :class:`~tracelens.scan.InputError`."""
-    records, size, lines, full, encoding, name = scan.read_path(path)
+def parse_path(path: str, opened=None, prefetch=None) -> Document:
+    """Parse a file (or ``-`` for stdin). Raises :class:`~tracelens.scan.InputError`.
+    ``opened``/``prefetch`` come from :func:`tracelens.scan.open_input` and
+    :func:`tracelens.scan.start_scan` when the caller started reading early."""
+    records, size, lines, full, encoding, name = scan.read_path(path, opened, prefetch)
     return document.build(records, source=name, size=size, line_count=lines, full_parse=full, encoding=encoding)
 
 

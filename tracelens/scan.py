@@ -17,8 +17,10 @@ from typing import BinaryIO
 
 import re2
 
-from .logread import records_from_bytes, sniff_encoding, records_from_text, decode
-from .models import Record
+# Kept light on purpose (no pydantic, no logread): the CLI starts scanning a large log before
+# it imports the rest of tracelens.
+if False:  # typing only
+    from .models import Record
 
 FULL_PARSE_LIMIT = 8 << 20
 CHUNK = 8 << 20
@@ -91,11 +93,13 @@ def open_input(path: str) -> tuple[BinaryIO, int, str]:
     return fp, size, path
 
 
-def read_records(fp: BinaryIO, size: int) -> tuple[list[Record], int, bool, str]:
+def read_records(fp: BinaryIO, size: int, prefetch: Prefetch | None = None) -> tuple[list[Record], int, bool, str]:
     """Records of the whole log, or of the windows around trouble for a large one.
 
     Returns (records, line count, whether the whole log was parsed, encoding).
     """
+    from .logread import decode, records_from_bytes, records_from_text, sniff_encoding
+
     head = fp.read(4)
     encoding, bom = sniff_encoding(head)
     fp.seek(0)
@@ -105,7 +109,7 @@ def read_records(fp: BinaryIO, size: int) -> tuple[list[Record], int, bool, str]
         records = records_from_text(text, 1)
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         return records, lines, True, encoding
-    windows, line_count = find_windows(fp)
+    windows, line_count = find_windows(fp, prefetch)
     records = []
     for w in windows:
         fp.seek(w.start)
@@ -192,18 +196,50 @@ def _parallel_ok(fp: BinaryIO, total: int) -> int:
     return cores
 
 
-def find_windows(fp: BinaryIO) -> tuple[list[Window], int]:
+class Prefetch:
+    """A scan of a large file already running in worker processes (started by the CLI before
+    it imports the rest of tracelens, so both happen at once)."""
+
+    def __init__(self, fp: BinaryIO, total: int, workers: int):
+        import multiprocessing
+
+        self.total = total
+        cuts = _split(fp, total, workers)
+        fd = fp.fileno()
+        self.pool = multiprocessing.get_context("fork").Pool(len(cuts) - 1)
+        self.pending = self.pool.starmap_async(_pread_scan, [(fd, a, b) for a, b in zip(cuts, cuts[1:])])
+
+    def result(self) -> list[tuple[list[Hit], list[Hit], int]]:
+        try:
+            return self.pending.get()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.pool.terminate()
+        self.pool.join()
+
+
+def start_scan(fp: BinaryIO) -> Prefetch | None:
+    """Start scanning a large file in parallel; ``None`` when it is small or cannot be."""
+    try:
+        fp.seek(0, os.SEEK_END)
+        total = fp.tell()
+        fp.seek(0)
+    except (OSError, ValueError):
+        return None
+    workers = _parallel_ok(fp, total)
+    return Prefetch(fp, total, workers) if workers > 1 else None
+
+
+def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[Window], int]:
     """One pass over the bytes: the windows to parse and the log's line count."""
     fp.seek(0, os.SEEK_END)
     total = fp.tell()
-    workers = _parallel_ok(fp, total)
-    if workers > 1:
-        import multiprocessing
-
-        cuts = _split(fp, total, workers)
-        fd = fp.fileno()
-        with multiprocessing.get_context("fork").Pool(len(cuts) - 1) as pool:
-            parts = pool.starmap(_pread_scan, [(fd, a, b) for a, b in zip(cuts, cuts[1:])])
+    if prefetch is None:
+        prefetch = start_scan(fp)
+    if prefetch is not None:
+        parts = prefetch.result()
     else:
         def read_at(off: int, n: int) -> bytes:
             fp.seek(off)
@@ -271,12 +307,13 @@ def _snap(fp: BinaryIO, w: Window, total: int) -> None:
         w.end = w.end + nl + 1 if nl >= 0 else min(total, w.end + len(probe))
 
 
-def read_path(path: str) -> tuple[list[Record], int, int, bool, str, str]:
-    """Read a path or ``-``: (records, size, line count, full parse, encoding, display name)."""
-    fp, size, name = open_input(path)
+def read_path(path: str, opened: tuple[BinaryIO, int, str] | None = None, prefetch: Prefetch | None = None):
+    """Read a path or ``-``: (records, size, line count, full parse, encoding, display name).
+    ``opened``/``prefetch``: the file as :func:`open_input` gave it and a scan already started."""
+    fp, size, name = opened or open_input(path)
     with fp:
         try:
-            records, lines, full, encoding = read_records(fp, size)
+            records, lines, full, encoding = read_records(fp, size, prefetch)
         except OSError as exc:
             raise InputError(f"{name}: read failed ({exc.strerror or exc})") from None
     return records, size, lines, full, encoding, name
