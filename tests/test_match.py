@@ -140,3 +140,20 @@ def test_several_independent_problems(tmp_path):
     rs = load([tmp_path])
     ids = {d.rule_id for d in diagnose("first problem\nsecond problem\n", rs).diagnoses}
     assert ids == {"t/one", "t/two"}
+
+
+def test_conditional_remedy_and_confidence(tmp_path):
+    rule = (tmp_path / "t" / "c.yaml")
+    rule.parent.mkdir()
+    rule.write_text(
+        "id: t/c\ntitle: t\ncategory: gpu-oom\nseverity: fatal\nneeds: [OutOfMemoryError]\n"
+        "match: {all: [{exception: {type: 'OutOfMemoryError$'}}]}\nroot_cause: r\n"
+        "remedies:\n  - title: always\n  - title: vllm only\n    when: {fact: {vllm_version: '*'}}\n"
+        "references: [https://example.org]\n"
+    )
+    rs = load([tmp_path])
+    plain = diagnose("torch.OutOfMemoryError: CUDA out of memory.\n", rs).diagnoses[0]
+    assert [r.title for r in plain.remedies] == ["always"]
+    assert plain.confidence == 0.75  # an exact exception type alone
+    with_vllm = diagnose(LOG, rs).diagnoses[0]
+    assert [r.title for r in with_vllm.remedies] == ["always", "vllm only"]

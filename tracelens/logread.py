@@ -160,6 +160,15 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # c10 (PyTorch C++) in brackets: "[E1129 15:53:15.897998298 socket.cpp:1028] ",
+    # "[W601 10:00:03.512 ProcessGroupNCCL.cpp:4561] "
+    Envelope(
+        "c10-bracket",
+        re.compile(r"\[(?P<level>[IWEF])(?P<t>\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?: \d+)? (?P<src>[\w./-]+:\d+)\] ?"),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
     Envelope(
         "python-asctime",
@@ -211,6 +220,7 @@ _FIRST_CHARS = {
     "vllm-logger": "TDINWECF",
     "vllm-logger-old": "TDINWECF",
     "glog": "IWEF",
+    "c10-bracket": "[",
     "python-asctime": "0123456789",
     "python-logging": "TDINWECF",
     "uvicorn": "TDINWECF",

@@ -84,7 +84,14 @@ class Hit:
     evidence: list[Evidence] = field(default_factory=list)
     captures: dict[str, str] = field(default_factory=dict)
     weight: float = 0.0
+    """How much the matched conditions say (ranks rules against each other)."""
     facts: dict[str, str] = field(default_factory=dict)
+    beliefs: list[float] = field(default_factory=list)
+    """For each matched condition, how sure it alone makes us (combined into confidence)."""
+
+
+# How sure one matched condition makes us that the rule's failure happened.
+_BELIEF = {"exception": 0.75, "exception+message": 0.85, "frame": 0.3, "fact": 0.3, "line": 0.45, "line+level": 0.5}
 
 
 Cond = Callable[[Context], "Hit | None"]
@@ -175,10 +182,11 @@ def _exception_cond(body: dict) -> Cond:
     tre = compile_regex(body["type"]) if "type" in body else None
     mre = compile_regex(body["message"]) if "message" in body else None
     weight = _WEIGHTS["exception"] if mre is not None else 2.0
+    belief = _BELIEF["exception+message" if (mre is not None and tre is not None) else "exception"]
     why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
-        hit = Hit(weight=weight)
+        hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
         for exc, _tb in ctx.exceptions:
             caps: dict[str, str] = {}
@@ -211,7 +219,7 @@ def _frame_cond(body: dict) -> Cond:
     why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
-        hit = Hit(weight=_WEIGHTS["frame"])
+        hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
         seen: set[int] = set()
         for fr in ctx.frames:
             ok = True
@@ -238,6 +246,7 @@ def _line_cond(body: Any) -> Cond:
     level = str(body["level"]).upper() if "level" in body else None
     stream_rx = compile_regex(body["stream"]) if "stream" in body else None
     weight = _WEIGHTS["line"] + (0.5 if level else 0)
+    belief = _BELIEF["line+level" if level else "line"]
     why = "line " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
     def ok(rec) -> bool:
@@ -248,7 +257,7 @@ def _line_cond(body: Any) -> Cond:
         return True
 
     def cond(ctx: Context) -> Hit | None:
-        hit = Hit(weight=weight)
+        hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
         if text_rx is None:
             for rec in ctx.doc.records:
@@ -278,7 +287,7 @@ def _fact_cond(body: dict) -> Cond:
     why = "fact " + " ".join(f"{k} {v}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
-        hit = Hit(weight=_WEIGHTS["fact"] * len(tests))
+        hit = Hit(weight=_WEIGHTS["fact"] * len(tests), beliefs=[_BELIEF["fact"]] * len(tests))
         for name, test in tests.items():
             fact: Fact | None = ctx.facts.get(name)
             if fact is None or not test(fact.value):
@@ -336,6 +345,7 @@ def _block(spec: dict) -> Cond:
 def _merge(into: Hit, h: Hit) -> None:
     into.evidence.extend(h.evidence)
     into.weight += h.weight
+    into.beliefs.extend(h.beliefs)
     for k, v in h.captures.items():
         into.captures.setdefault(k, v)
     into.facts.update(h.facts)
@@ -395,10 +405,12 @@ def fill(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), f"<{m.group(1)}>"), template)
 
 
-def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact]) -> list[Remedy]:
+def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: Context) -> list[Remedy]:
     out: list[Remedy] = []
     applied: list[Remedy] = []
     for spec in rule.remedies:
+        if spec.when is not None and compile_condition(spec.when)(ctx) is None:
+            continue  # a remedy for another setup (say, a vLLM flag in a training job)
         rem = Remedy(
             title=fill(spec.title, values),
             steps=[fill(s, values) for s in spec.steps],
@@ -421,8 +433,13 @@ def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact]) -> lis
     return out + applied
 
 
-def _confidence(weight: float, rule: Rule) -> float:
-    conf = 1.0 - 0.6 ** (weight / 2.0)
+def _confidence(beliefs: list[float], rule: Rule) -> float:
+    """1 - the chance that every matched condition is wrong at once (treated as independent),
+    lowered for symptoms and experimental rules."""
+    doubt = 1.0
+    for b in beliefs:
+        doubt *= 1.0 - b
+    conf = 1.0 - doubt
     if rule.secondary:
         conf *= 0.8
     if rule.status == "experimental":
@@ -461,11 +478,11 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
                 title=fill(rule.title, values),
                 category=rule.category,
                 severity=rule.severity,
-                confidence=_confidence(hit.weight, rule),
+                confidence=_confidence(hit.beliefs, rule),
                 secondary=rule.secondary,
                 root_cause=" ".join(fill(rule.root_cause, values).split()),
                 notes=notes,
-                remedies=_remedies(rule, values, ctx.facts),
+                remedies=_remedies(rule, values, ctx.facts, ctx),
                 does_not_help=[fill(t, values) for t in rule.does_not_help],
                 evidence=evidence,
                 references=list(rule.references),

@@ -111,6 +111,15 @@ class RemedySpec(BaseModel):
     commands: list[str] = Field(default_factory=list)
     """Shell commands; ``{fact}`` placeholders are filled from the log."""
     fixed_in: FixedIn | None = None
+    when: dict[str, Any] | None = None
+    """A condition (as in ``match``): the remedy is offered only when it holds."""
+
+    @field_validator("when")
+    @classmethod
+    def _when(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
+        if v is not None:
+            _check_condition(v, "when")
+        return v
 
 
 class NoteSpec(BaseModel):
@@ -353,7 +362,9 @@ def _cache_path(roots: list[Path]) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not base or base.startswith("~"):
         return None
-    key = hashlib.sha256("\0".join([__version__, "2", *map(str, roots)]).encode()).hexdigest()[:16]
+    # the rule model's code is part of the key: a cache made by other code is never read
+    code = str(Path(__file__).stat().st_mtime_ns)
+    key = hashlib.sha256("\0".join([__version__, code, *map(str, roots)]).encode()).hexdigest()[:16]
     return Path(base) / "tracelens" / f"rules-{key}.pickle"
 
 
