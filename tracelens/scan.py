@@ -10,9 +10,7 @@ from __future__ import annotations
 import io
 import os
 import sys
-import tempfile
 from collections import deque
-from dataclasses import dataclass
 from typing import BinaryIO
 
 import re2
@@ -54,18 +52,20 @@ _TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting enviro
 _CONTEXT = {1: (8 << 10, 256 << 10), 2: (8 << 10, 16 << 10), 3: (0, 512)}
 
 
-@dataclass
 class Window:
-    start: int
-    end: int
-    anchor: int
-    """Offset of the start of a line whose number is known."""
-    anchor_line: int
+    """A byte range to parse; ``anchor`` is the offset of a line whose number is known."""
+
+    __slots__ = ("start", "end", "anchor", "anchor_line")
+
+    def __init__(self, start: int, end: int, anchor: int, anchor_line: int):
+        self.start, self.end, self.anchor, self.anchor_line = start, end, anchor, anchor_line
 
 
 def open_input(path: str) -> tuple[BinaryIO, int, str]:
     """Open a path or ``-`` (stdin, spooled so it can be read twice). Raises InputError."""
     if path == "-":
+        import tempfile
+
         spool = tempfile.SpooledTemporaryFile(max_size=FULL_PARSE_LIMIT)
         stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
         size = 0
@@ -187,7 +187,7 @@ def _parallel_ok(fp: BinaryIO, total: int) -> int:
     import threading
 
     cores = min(os.cpu_count() or 1, 4)
-    if total < PARALLEL_MIN or cores < 2 or threading.active_count() > 1 or sys.platform == "win32":
+    if total < PARALLEL_MIN or cores < 2 or threading.active_count() > 1 or not hasattr(os, "fork"):
         return 1
     try:
         fp.fileno()
@@ -197,27 +197,57 @@ def _parallel_ok(fp: BinaryIO, total: int) -> int:
 
 
 class Prefetch:
-    """A scan of a large file already running in worker processes (started by the CLI before
-    it imports the rest of tracelens, so both happen at once)."""
+    """A scan of a large file already running in forked child processes (started by the CLI
+    before it imports the rest of tracelens, so both happen at once). Each child scans one
+    range and sends its hits back through a pipe."""
 
     def __init__(self, fp: BinaryIO, total: int, workers: int):
-        import multiprocessing
-
         self.total = total
         cuts = _split(fp, total, workers)
         fd = fp.fileno()
-        self.pool = multiprocessing.get_context("fork").Pool(len(cuts) - 1)
-        self.pending = self.pool.starmap_async(_pread_scan, [(fd, a, b) for a, b in zip(cuts, cuts[1:])])
+        self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
+        for a, b in zip(cuts, cuts[1:]):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: scan, send, leave without running any cleanup
+                os.close(r)
+                try:
+                    import pickle
+
+                    data = pickle.dumps(_pread_scan(fd, a, b), protocol=pickle.HIGHEST_PROTOCOL)
+                    with os.fdopen(w, "wb") as out:
+                        out.write(data)
+                finally:
+                    os._exit(0)
+            os.close(w)
+            self.children.append((pid, r))
 
     def result(self) -> list[tuple[list[Hit], list[Hit], int]]:
+        import pickle
+
+        parts = []
         try:
-            return self.pending.get()
+            for _pid, r in self.children:
+                with os.fdopen(r, "rb", closefd=False) as src:
+                    data = src.read()
+                if not data:
+                    raise OSError("a scanning process ended without a result")
+                parts.append(pickle.loads(data))
+            return parts
         finally:
             self.close()
 
     def close(self) -> None:
-        self.pool.terminate()
-        self.pool.join()
+        for pid, r in self.children:
+            try:
+                os.close(r)
+            except OSError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self.children = []
 
 
 def start_scan(fp: BinaryIO) -> Prefetch | None:
