@@ -16,6 +16,7 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from .models import Fact, Record
 
@@ -26,14 +27,24 @@ _Out = list[Fact]
 class Extractor:
     trigger: str
     """A literal that must be in the line (fast pre-check)."""
-    pattern: re.Pattern[str]
+    source: str
+    """The regex; compiled the first time its trigger occurs (most never do in one log)."""
     name: str | None = None
     """Fact name for group ``v``; ``None`` when every named group is a fact."""
     priority: int = 0
 
+    @property
+    def pattern(self) -> re.Pattern[str]:
+        return _compiled(self.source)
+
+
+@lru_cache(maxsize=None)
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source)
+
 
 def _x(trigger: str, pattern: str, name: str | None = None, priority: int = 0) -> Extractor:
-    return Extractor(trigger, re.compile(pattern), name, priority)
+    return Extractor(trigger, pattern, name, priority)
 
 
 _VER = r"(?P<v>\d+\.\d+[\w.+-]*)"
@@ -126,16 +137,16 @@ _CLI = re.compile(r"(?:^|\s|\$ )(?:vllm serve|python3? -m (?:vllm\.entrypoints\.
 
 # GPU name -> compute capability, for when the log names the GPU but not its capability.
 _GPU_CC = (
-    (re.compile(r"RTX PRO [456]000 Blackwell|RTX 50[6-9]0|GB10\b|DGX Spark", re.I), "12.0"),
-    (re.compile(r"\bB300|GB300", re.I), "10.3"),
-    (re.compile(r"\bB200|\bB100|GB200", re.I), "10.0"),
-    (re.compile(r"\bH100|\bH200|\bH800|\bH20\b|GH200", re.I), "9.0"),
-    (re.compile(r"\bL40S?\b|\bL4\b|RTX 40[6-9]0|RTX 6000 Ada|RTX [2-5]000 Ada", re.I), "8.9"),
-    (re.compile(r"\bA100|\bA800|\bA30\b", re.I), "8.0"),
-    (re.compile(r"\bA10G?\b|\bA40\b|\bA16\b|\bA2\b|RTX 30[5-9]0|RTX A[2-6]000", re.I), "8.6"),
-    (re.compile(r"\bT4\b|RTX 20[6-8]0|Quadro RTX", re.I), "7.5"),
-    (re.compile(r"\bV100", re.I), "7.0"),
-    (re.compile(r"\bP100", re.I), "6.0"),
+    (r"RTX PRO [456]000 Blackwell|RTX 50[6-9]0|GB10\b|DGX Spark", "12.0"),
+    (r"\bB300|GB300", "10.3"),
+    (r"\bB200|\bB100|GB200", "10.0"),
+    (r"\bH100|\bH200|\bH800|\bH20\b|GH200", "9.0"),
+    (r"\bL40S?\b|\bL4\b|RTX 40[6-9]0|RTX 6000 Ada|RTX [2-5]000 Ada", "8.9"),
+    (r"\bA100|\bA800|\bA30\b", "8.0"),
+    (r"\bA10G?\b|\bA40\b|\bA16\b|\bA2\b|RTX 30[5-9]0|RTX A[2-6]000", "8.6"),
+    (r"\bT4\b|RTX 20[6-8]0|Quadro RTX", "7.5"),
+    (r"\bV100", "7.0"),
+    (r"\bP100", "6.0"),
 )
 
 _MODEL_PATH = re.compile(r"^(?:/|~|\./|\.\./)")
@@ -301,7 +312,7 @@ def _derive(facts: list[Fact]) -> list[Fact]:
             if f.name != "gpu_name":
                 continue
             for pat, cc in _GPU_CC:
-                if pat.search(f.value):
+                if re.search(pat, f.value, re.I):
                     extra.append(Fact(name="compute_capability", value=cc, line=f.line, text=f.text, priority=0, derived=True))
                     break
             else:
