@@ -17,7 +17,9 @@ def _tb_lines(tb: Traceback, indent: str = "  ") -> list[str]:
         flags.append(f"{len(tb.segments)} chained")
     streams = ", ".join(s or "(main)" for s in tb.streams) or tb.stream or "(main)"
     out = [f"{indent}line {tb.start_line}-{tb.end_line}: {head}" + (f"  [{', '.join(flags)}]" if flags else "")]
-    out.append(f"{indent}  seen on {len(tb.streams) or 1} stream(s): {streams}")
+    copies = len(tb.lines) or 1
+    times = f"{copies} times, " if copies > 1 else ""
+    out.append(f"{indent}  seen {times}on {len(tb.streams) or 1} stream(s): {streams}")
     frames = tb.frames
     for f in frames[-4:]:
         out.append(f"{indent}  at {f.module or f.file}:{f.lineno} in {f.function}")
