@@ -5,9 +5,9 @@ Write or refresh them (then read the diff before committing):
     python tests/corpus_expect.py corpus/shapes/*.log
 
 An expect file holds ``parse`` (what the reader must find), optionally ``facts`` (a subset
-that must be read, kept when the file is refreshed) and ``top_rule`` (the rank-1 diagnosis;
-``null`` when no rule fires). Refreshing rewrites ``parse`` and ``top_rule`` from what tracelens
-finds now: review the diff.
+that must be read) and ``top_rule`` (the rank-1 diagnosis a person expects; ``null`` when no
+rule should claim the log). Refreshing rewrites ``parse`` from what tracelens reads now and
+keeps ``facts`` and ``top_rule``; ``--top`` also recomputes ``top_rule``: review the diff.
 """
 
 from __future__ import annotations
@@ -55,21 +55,29 @@ def expect_path(log: Path) -> Path:
     return log.with_name(log.name[: -len(".log")] + ".expect.yaml")
 
 
-def write(log: Path) -> None:
+def write(log: Path, update_top: bool = False) -> None:
+    """Write ``parse`` from what tracelens reads now. ``top_rule`` is the expectation a person
+    wrote: kept as it is, unless the file has none yet or ``update_top`` asks to recompute it."""
     from tracelens.engine import parse_path, report
 
     path = expect_path(log)
-    old = yaml.safe_load(path.read_text()) if path.exists() else {}
+    old = (yaml.safe_load(path.read_text()) if path.exists() else None) or {}
     doc = parse_path(str(log))
     data = {"parse": summarize(doc)}
-    if "facts" in (old or {}):
+    if "facts" in old:
         data["facts"] = old["facts"]
-    rep = report(doc)
-    data["top_rule"] = rep.diagnoses[0].rule_id if rep.diagnoses else None
+    if "top_rule" in old and not update_top:
+        data["top_rule"] = old["top_rule"]
+    else:
+        rep = report(doc)
+        data["top_rule"] = rep.diagnoses[0].rule_id if rep.diagnoses else None
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
 
 
 if __name__ == "__main__":
-    for arg in sys.argv[1:] or [str(p) for p in corpus_logs()]:
-        write(Path(arg))
+    args = sys.argv[1:]
+    update_top = "--top" in args
+    args = [a for a in args if a != "--top"]
+    for arg in args or [str(p) for p in corpus_logs()]:
+        write(Path(arg), update_top)
         print("wrote", expect_path(Path(arg)))

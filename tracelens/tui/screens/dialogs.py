@@ -19,7 +19,7 @@ Diagnosis         1-5  tabs (diagnosis, log, traceback, facts, similar)
                   c  copy the highlighted command   e / E  next / previous evidence line
                   s  save as incident   x  mark resolved   a  attach ticket   t  export ticket
                   escape  back
-Rules             type to search   enter  read the rule   o  open its first example
+Rules             type to search   enter  read the rule   o  open its examples, one per press
 Dialogs           enter  confirm   escape  cancel
 """
 

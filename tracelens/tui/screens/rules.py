@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 class RulesScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back"),
-        Binding("o", "open_example", "Open example"),
+        Binding("o", "open_example", "Open example (next)"),
         Binding("slash", "focus_search", "Search"),
     ]
 
@@ -28,7 +28,8 @@ class RulesScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.rules = sorted(self.app.rules.rules, key=lambda lr: lr.rule.id)
+        self.example_index: dict[int, int] = {}
+        self.rules = sorted(self.app.rules.rules, key=lambda lr: lr.id)
         self.haystack = [f"{lr.rule.id} {lr.rule.title} {lr.rule.category}" for lr in self.rules]
         table = self.query_one(DataTable)
         table.add_columns("rule", "category")
@@ -73,11 +74,16 @@ class RulesScreen(Screen):
         self.query_one("#search", Input).focus()
 
     def action_open_example(self) -> None:
-        lr = self.rules[getattr(self, "current", 0)]
+        """Open the rule's next example log (each press moves to the next one)."""
+        k = getattr(self, "current", 0)
+        lr = self.rules[k]
         if not lr.examples:
             self.notify("this rule has no example log", severity="warning")
             return
-        path = lr.examples[0]
+        seen = self.example_index.get(k, -1) + 1
+        self.example_index[k] = seen % len(lr.examples)
+        path = lr.examples[self.example_index[k]]
+        self.notify(f"example {self.example_index[k] + 1} of {len(lr.examples)}: {path.name}")
         self.app.open_report(self.app.diagnose_bytes(path.read_bytes(), str(path)))
 
     def action_back(self) -> None:
