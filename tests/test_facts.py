@@ -123,3 +123,18 @@ def test_payloads_are_structured():
         "TRITON_MLA": ["kv_cache_dtype not supported"],
     }
     assert doc.payloads["attention_selector"]["use_mla"] == "True"
+
+
+def test_exception_line_printed_alone_keeps_its_continuation():
+    from tracelens.document import iter_exceptions
+
+    doc = parse(
+        "RuntimeError: Failed to import transformers.models.x.modeling_x because of the following error:\n"
+        "/opt/lib/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
+        "INFO 01-20 13:03:40 [x.py:1] next record\n"
+    )
+    (exc, _tb), = list(iter_exceptions(doc))
+    assert exc.message.splitlines() == [
+        "Failed to import transformers.models.x.modeling_x because of the following error:",
+        "/opt/lib/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+    ]

@@ -48,7 +48,13 @@ ENVELOPES = [
     ("INFO:     127.0.0.1:51234 - \"POST /v1/completions HTTP/1.1\" 200 OK",
      "127.0.0.1:51234 - \"POST /v1/completions HTTP/1.1\" 200 OK", "", "INFO", None),
     ("2024-11-02 16:40:12,909 - app.server - ERROR - request failed", "request failed", "", "ERROR", "app.server"),
+    ("node-1:   File \"/a.py\", line 2, in f", '  File "/a.py", line 2, in f', "node-1", None, None),
+    ("10.0.0.5: Traceback (most recent call last):", "Traceback (most recent call last):", "10.0.0.5", None, None),
     # lines no format knows are kept whole
+    ("Float8Error: bad scale", "Float8Error: bad scale", "", None, None),
+    ("Note: restart needed", "Note: restart needed", "", None, None),
+    ("collect2: fatal error: cannot find 'ld'", "collect2: fatal error: cannot find 'ld'", "", None, None),
+    ("python3: can't open file '/srv/x.py'", "python3: can't open file '/srv/x.py'", "", None, None),
     ("  File \"/srv/a.py\", line 3, in <module>", "  File \"/srv/a.py\", line 3, in <module>", "", None, None),
     ("ValueError: bad value", "ValueError: bad value", "", None, None),
     ("  | ExceptionGroup: eg (2 sub-exceptions)", "  | ExceptionGroup: eg (2 sub-exceptions)", "", None, None),

@@ -154,6 +154,25 @@ VALID = {
         ''',
         [("faulthandler", "Fatal Python error", "Segmentation fault", 3, [None, None], False)],
     ),
+    "header left mid-line by a progress bar": (
+        '''
+         57%|█████▋    | 378/661 [01:44<01:18,  3.61it/s]Traceback (most recent call last):
+          File "/srv/eval.py", line 9, in <module>
+        RuntimeError: CUDA out of memory. Tried to allocate 11.74 GiB
+        ''',
+        [("python", "RuntimeError", "CUDA out of memory. Tried to allocate 11.74 GiB", 1, [None], False)],
+    ),
+    "indented traceback in a subprocess's output (pip)": (
+        '''
+        × python setup.py egg_info did not run successfully.
+        ╰─> [4 lines of output]
+              Traceback (most recent call last):
+                File "<string>", line 2, in <module>
+                  import torch
+              ModuleNotFoundError: No module named 'torch'
+        ''',
+        [("python", "ModuleNotFoundError", "No module named 'torch'", 1, [None], False)],
+    ),
     "two tracebacks in a row": (
         '''
         Traceback (most recent call last):

@@ -146,8 +146,24 @@ def _inside(spans: list[tuple[int, int]], line: int) -> bool:
     return any(a <= line <= b for a, b in spans)
 
 
+_MAX_MORE = 3
+
+
+def _continuation(records: list[Record], k: int) -> list[str]:
+    """Lines right after an exception line printed alone that carry on its message: same
+    stream, no log header of their own, not blank, not another exception line."""
+    out: list[str] = []
+    first = records[k]
+    for rec in records[k + 1 : k + 1 + _MAX_MORE]:
+        text = rec.text.strip()
+        if rec.stream != first.stream or rec.level or rec.time or not text or _EXC_LINE.match(text):
+            break
+        out.append(text)
+    return out
+
+
 def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]]) -> Iterator[ErrorLine]:
-    for rec in records:
+    for k, rec in enumerate(records):
         text = rec.text
         if not text.strip():
             continue
@@ -164,7 +180,8 @@ def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]
             kind = "level"
         else:
             continue
-        yield ErrorLine(line=rec.line, text=text.strip(), stream=rec.stream, level=rec.level, kind=kind)
+        more = _continuation(records, k) if kind == "exception" else []
+        yield ErrorLine(line=rec.line, text=text.strip(), stream=rec.stream, level=rec.level, kind=kind, more=more)
 
 
 def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | None]]:
@@ -184,7 +201,8 @@ def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | 
         if err.kind == "exception":
             m = _EXC_LINE.match(err.text)
             if m:
-                yield ExceptionInfo(type=m.group("type"), message=m.group("msg"), line=err.line), None
+                message = "\n".join([m.group("msg"), *err.more])
+                yield ExceptionInfo(type=m.group("type"), message=message, line=err.line), None
 
 
 def iter_frames(doc: Document) -> Iterator[Frame]:

@@ -86,6 +86,14 @@ ENVELOPES: tuple[Envelope, ...] = (
     Envelope("kubectl-prefix", re.compile(r"\[(?P<s>pod/[^\]\s]+)\] "), stream_group="s"),
     # docker compose: "vllm03  | "
     Envelope("compose-prefix", re.compile(r"(?P<s>[A-Za-z0-9][\w.-]*)\s+\| "), stream_group="s"),
+    # pdsh / DeepSpeed multi-node launcher: "node-1: ", "ip-10-0-0-5: ", "10.0.0.5: " (a host
+    # name ending in "-<digits>" or an address, so "ValueError: ", "python3: " or "collect2: "
+    # never match)
+    Envelope(
+        "pdsh-host",
+        re.compile(r"(?P<s>[A-Za-z][\w-]*-\d+|\d{1,3}(?:\.\d{1,3}){3}): (?=\S| {2}|\[)"),
+        stream_group="s",
+    ),
     # docker --timestamps / kubectl --timestamps: RFC 3339 with nanoseconds
     Envelope(
         "iso-timestamp",
@@ -210,6 +218,7 @@ _ALNUM = _UPPER + _UPPER.lower() + "0123456789"
 _FIRST_CHARS = {
     "kubectl-prefix": "[",
     "compose-prefix": _ALNUM,
+    "pdsh-host": _ALNUM,
     "iso-timestamp": "0123456789",
     "sglang": "[",
     "bracket-timestamp": "[",

@@ -393,16 +393,23 @@ class Prefilter:
 
 # --- rendering a match -------------------------------------------------------------------------------
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?:\|([^{}]*))?\}")
 
 
 def fill(template: str, values: dict[str, str]) -> str:
-    """Fill ``{name}`` placeholders; unknown ones become ``<name>``.
+    """Fill ``{name}`` placeholders; an unknown one becomes its fallback (``{name|fallback}``)
+    or ``<name>``.
 
-    >>> fill("cp {model_path}/a{,.bak} {x}", {"model_path": "/m"})
-    'cp /m/a{,.bak} <x>'
+    >>> fill("cp {model_path}/a{,.bak} {x} on {gpu|this GPU}", {"model_path": "/m"})
+    'cp /m/a{,.bak} <x> on this GPU'
     """
-    return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), f"<{m.group(1)}>"), template)
+
+    def one(m: re.Match[str]) -> str:
+        if m.group(1) in values:
+            return values[m.group(1)]
+        return m.group(2) if m.group(2) is not None else f"<{m.group(1)}>"
+
+    return _PLACEHOLDER.sub(one, template)
 
 
 def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: Context) -> list[Remedy]:

@@ -124,6 +124,8 @@ class ErrorLine(_Model):
     kind: str = "level"
     """``level`` (the log said ERROR/CRITICAL), ``fatal`` (a known fatal pattern) or
     ``exception`` (a ``SomeError: message`` line printed alone)."""
+    more: list[str] = Field(default_factory=list)
+    """For an ``exception`` line: the lines that continue its message."""
 
 
 class Fact(_Model):

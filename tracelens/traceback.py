@@ -122,6 +122,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
     in_quote = False
     msg_lines = 0
     in_tb_chain = False  # the previous token ended a segment (a link may follow)
+    margin = 0  # indentation of the current traceback's header
 
     def next_significant(j: int) -> int:
         while j < n and not records[j].text.strip():
@@ -137,6 +138,8 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
     while i < n:
         rec = records[i]
         text = rec.text
+        if margin and state != "normal" and text[:margin].isspace() and len(text) > margin:
+            text = text[margin:]
         if state == "normal":
             stripped = text.strip()
             sep = _sep_kind(text) if in_tb_chain else None
@@ -145,10 +148,14 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 i = next_significant(i + 1)
                 continue
             in_tb_chain = False
-            if stripped == TB_HEAD or (stripped.endswith(TB_HEAD) and stripped.endswith(": " + TB_HEAD)):
-                # also "Scheduler hit an exception: Traceback (most recent call last):"
+            if stripped.endswith(TB_HEAD) and not _GROUP_HEAD.match(text):
+                # also "Scheduler hit an exception: Traceback (most recent call last):" and a
+                # header a progress bar left mid-line ("…3.61it/s]Traceback (most recent …")
                 yield _tok("TB_HEAD", text, rec.line)
                 state, sig, last = "tb", _signature(rec), "head"
+                # a traceback printed indented (pip's subprocess output): that indentation is
+                # a margin, not part of the traceback's own layout
+                margin = len(text) - len(text.lstrip()) if stripped == TB_HEAD else 0
             elif (g := _GROUP_HEAD.match(text)) is not None:
                 indent = g.group("indent")
                 texts, lines = [text], [rec.line]
@@ -441,10 +448,10 @@ def _last_line(tb: Traceback) -> int:
 def _nested_tracebacks(msg_tokens) -> list[Traceback]:
     """Tracebacks quoted inside an exception message (RemoteTraceback, Ray task errors)."""
     texts = [str(t) for t in msg_tokens if str(t).strip() != _QUOTE]
-    if not any(_FRAME.match(t) or t.strip() == TB_HEAD for t in texts):
+    if not any(_FRAME.match(t) or t.strip().endswith(TB_HEAD) for t in texts):
         return []
     lines = [t.line for t in msg_tokens if str(t).strip() != _QUOTE]
-    if not any(t.strip() == TB_HEAD for t in texts):
+    if not any(t.strip().endswith(TB_HEAD) for t in texts):  # e.g. "Original Traceback (…):"
         # Ray prints frames without a header: give them one.
         first = next(k for k, t in enumerate(texts) if _FRAME.match(t))
         texts.insert(first, TB_HEAD)
