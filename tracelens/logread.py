@@ -82,6 +82,22 @@ _LEVEL = r"(?P<level>TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 _GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 
 ENVELOPES: tuple[Envelope, ...] = (
+    # a log copied from a web UI with its line numbers: "  1234\t"
+    Envelope("line-number", re.compile(r" *\d{1,7}\t")),
+    # syslog / journalctl: "Nov 29 03:14:12 gpu-node-7 python3[48211]: "
+    Envelope(
+        "syslog",
+        re.compile(
+            r"(?P<t>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}) "
+            r"[\w.-]+ (?P<s>[\w.@/-]+(?:\[\d+\])?): "
+        ),
+        stream_group="s",
+        time_group="t",
+    ),
+    # Open MPI --tag-output: "[1,0]<stderr>:"
+    Envelope("mpirun", re.compile(r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:"), stream_group="s"),
+    # Slurm srun --label: "3: "
+    Envelope("srun-label", re.compile(r"(?P<s>\d{1,4}): (?=\S| {2})"), stream_group="s"),
     # kubectl logs --prefix: "[pod/vllm-0/vllm] "
     Envelope("kubectl-prefix", re.compile(r"\[(?P<s>pod/[^\]\s]+)\] "), stream_group="s"),
     # docker compose: "vllm03  | "
@@ -177,6 +193,22 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # loguru and similar: "2025-06-01 10:00:00.123 | ERROR    | app.server:run:42 - "
+    Envelope(
+        "pipe-level",
+        re.compile(
+            r"(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) \| "
+            + _LEVEL
+            + r"\s*\| (?P<src>[\w.:<>-]+) - "
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # a level in brackets after a timestamp was peeled: "[ERROR] ", DeepSpeed's "[INFO] "
+    Envelope("bracket-level", re.compile(r"\[" + _LEVEL + r"\]\s+"), level_group="level"),
+    # DeepSpeed's source after the level: "[partition_parameters.py:347:__exit__] "
+    Envelope("bracket-source", re.compile(r"\[(?P<src>[\w./-]+\.py:\d+(?::[\w<>]+)?)\] "), source_group="src"),
     # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
     Envelope(
         "python-asctime",
@@ -216,6 +248,10 @@ _ALNUM = _UPPER + _UPPER.lower() + "0123456789"
 # The characters each envelope can start with: a line is only tried against the envelopes its
 # next character allows (most traceback and message lines try none).
 _FIRST_CHARS = {
+    "line-number": " 0123456789",
+    "syslog": "ADFJMNOS",
+    "mpirun": "[",
+    "srun-label": "0123456789",
     "kubectl-prefix": "[",
     "compose-prefix": _ALNUM,
     "pdsh-host": _ALNUM,
@@ -231,6 +267,9 @@ _FIRST_CHARS = {
     "glog": "IWEF",
     "c10-bracket": "[",
     "python-asctime": "0123456789",
+    "pipe-level": "0123456789",
+    "bracket-level": "[",
+    "bracket-source": "[",
     "python-logging": "TDINWECF",
     "uvicorn": "TDINWECF",
     "timestamp-level": "[0123456789",
