@@ -157,3 +157,10 @@ def test_conditional_remedy_and_confidence(tmp_path):
     assert plain.confidence == 0.75  # an exact exception type alone
     with_vllm = diagnose(LOG, rs).diagnoses[0]
     assert [r.title for r in with_vllm.remedies] == ["always", "vllm only"]
+
+
+def test_line_evidence_points_at_the_text_not_the_blank_line_above(tmp_path):
+    write_rule(tmp_path, "t/anchored", "all:\n  - line: '^\\s*Cannot access gated repo'\n", needs='"Cannot access"', category="model-access")
+    rs = load([tmp_path])
+    d = diagnose("first\n\nCannot access gated repo for url x\n", rs).diagnoses[0]
+    assert [e.line for e in d.evidence] == [3]

@@ -173,6 +173,65 @@ VALID = {
         ''',
         [("python", "ModuleNotFoundError", "No module named 'torch'", 1, [None], False)],
     ),
+    "message with blank lines, then a chain (huggingface_hub)": (
+        """
+        Traceback (most recent call last):
+          File "/srv/hub.py", line 409, in hf_raise_for_status
+        huggingface_hub.errors.GatedRepoError: 401 Client Error.
+
+        Cannot access gated repo for url https://huggingface.co/org/model/resolve/main/config.json.
+        Access to model org/model is restricted.
+
+        The above exception was the direct cause of the following exception:
+
+        Traceback (most recent call last):
+          File "/srv/load.py", line 3, in load
+        OSError: You are trying to access a gated repo.
+        """,
+        [("python", "OSError", "You are trying to access a gated repo.", 2, [None, "cause"], False)],
+    ),
+    "a paste that starts mid-traceback": (
+        """
+          File "/srv/a.py", line 448, in __init__
+            wait_for_engine_startup()
+          File "/srv/b.py", line 9, in wait_for_engine_startup
+        RuntimeError: Engine core initialization failed.
+        """,
+        [("python", "RuntimeError", "Engine core initialization failed.", 2, [None], False)],
+    ),
+    "PowerShell's wrapper around a native command's stderr": (
+        """
+        python : Traceback (most recent call last):
+        At line:1 char:1
+        + python train.py
+        + ~~~~~~~~~~~~~~~
+            + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException
+            + FullyQualifiedErrorId : NativeCommandError
+
+          File "C:\\work\\train.py", line 12, in <module>
+        AssertionError: Torch not compiled with CUDA enabled
+        (.venv) PS C:\\work> python -c "import torch"
+        """,
+        [("python", "AssertionError", "Torch not compiled with CUDA enabled", 1, [None], False)],
+    ),
+    "a bare exception, then a warning line": (
+        """
+        Traceback (most recent call last):
+          File "/srv/serve.py", line 3, in <module>
+        KeyboardInterrupt
+        /usr/lib/python3.10/multiprocessing/resource_tracker.py:224: UserWarning: leaked objects
+        """,
+        [("python", "KeyboardInterrupt", "", 1, [None], False)],
+    ),
+    "a message in a Markdown fence ends at the fence": (
+        """
+        Traceback (most recent call last):
+          File "/srv/a.py", line 3, in <module>
+        ValueError: max_model_len too large
+        ```
+        """,
+        [("python", "ValueError", "max_model_len too large", 1, [None], False)],
+    ),
     "two tracebacks in a row": (
         '''
         Traceback (most recent call last):
@@ -301,3 +360,14 @@ def test_prefixed_traceback_parses_like_a_bare_one():
 )
 def test_module_of(path, module):
     assert module_of(path) == module
+
+
+def test_a_line_without_the_prefix_ends_a_prefixed_message():
+    text = (
+        "(EngineCore_DP0 pid=7) ERROR 01-20 13:03:50 [core.py:700] Traceback (most recent call last):\n"
+        '(EngineCore_DP0 pid=7) ERROR 01-20 13:03:50 [core.py:700]   File "/srv/a.py", line 3, in f\n'
+        "(EngineCore_DP0 pid=7) ERROR 01-20 13:03:50 [core.py:700] ValueError: bad header\n"
+        "(EngineCore_DP0 pid=7) Process EngineCore_DP0:\n"
+    )
+    tbs = parse_records(records_from_text(text))
+    assert tbs[0].exception.message == "bad header"

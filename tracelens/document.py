@@ -25,7 +25,8 @@ _FATAL = re.compile(
     r"CUDA error: |NCCL WARN |NCCL error|^Killed\s*$|Bus error|Segmentation fault|core dumped|"
     r"terminate called after throwing|^\s*what\(\):|^Aborted|[Oo]ut of memory|"
     r"died unexpectedly|Signal \d+ \(SIG[A-Z]+\)|exitcode\s*:\s*-?[1-9]|"
-    r"Watchdog caught collective operation timeout"
+    r"Watchdog caught collective operation timeout|^[\w.-]+: (?:fatal )?error: |oom_kill event|"
+    r"code=killed, status=\d+"
 )
 _EXC_LINE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"

@@ -85,6 +85,9 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("rank", r"^\s*rank\s*:\s*(?P<v>\d+) \(local_rank", "failed_rank", 2),
     _x("host", r"^\s*host\s*:\s*(?P<v>\S+)\s*$", "host", 1),
     _x("Killed process", r"Out of memory: Killed process (?P<v>\d+)", "oom_killed_pid", 2),
+    _x("code=killed", r"code=killed, status=\d+/(?P<v>[A-Z]+)", "signal_name", 2),
+    _x("Exit code:", r"^\s*Exit code:\s+(?P<v>-?\d+)\s*$", "exit_code", 1),
+    _x("Found GPU", r"Found GPU\d+ (?P<v>.+?) which is of cuda capability", "gpu_name", 1),
     _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
 )
 
@@ -305,6 +308,8 @@ def _derive(facts: list[Fact]) -> list[Fact]:
             extra.append(Fact(name="compute_capability", value=f"{f.value[:-1]}.{f.value[-1]}", line=f.line, text=f.text, priority=1, derived=True))
         elif f.name == "compute_capability_int" and f.value.isdigit() and len(f.value) >= 2:
             extra.append(Fact(name="compute_capability", value=f"{f.value[:-1]}.{f.value[-1]}", line=f.line, text=f.text, priority=1, derived=True))
+        elif f.name == "signal_name":
+            extra.append(Fact(name="signal", value="SIG" + f.value, line=f.line, text=f.text, priority=1, derived=True))
         elif f.name == "model" and _MODEL_PATH.match(f.value):
             extra.append(Fact(name="model_path", value=f.value.rstrip("/"), line=f.line, text=f.text, priority=f.priority, derived=True))
     if "compute_capability" not in names:

@@ -239,6 +239,15 @@ def _frame_cond(body: dict) -> Cond:
     return cond
 
 
+def _first_visible(data: bytes, start: int, end: int) -> int:
+    """Offset of the match's first non-whitespace byte (a pattern such as ``^\\s*X`` may start
+    on the blank line above X)."""
+    k = start
+    while k < end and data[k] in b" \t\r\n":
+        k += 1
+    return k if k < end else start
+
+
 def _line_cond(body: Any) -> Cond:
     if isinstance(body, str):
         body = {"text": body}
@@ -268,7 +277,7 @@ def _line_cond(body: Any) -> Cond:
                         break
             return hit if hit.evidence else None
         for m in text_rx.finditer(ctx.btext):
-            rec = ctx.record_at(m.start())
+            rec = ctx.record_at(_first_visible(ctx.btext, m.start(), m.end()))
             if not ok(rec) or rec.line in seen:
                 continue
             seen.add(rec.line)

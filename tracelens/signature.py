@@ -124,11 +124,22 @@ _STOP_REQUESTED = re.compile(
 )
 
 
-def _stop_requested_line(doc: Document) -> int | None:
-    for rec in doc.records:
-        if _STOP_REQUESTED.search(rec.text):
-            return rec.line
-    return None
+def stop_requested_line(doc: Document) -> int | None:
+    """Line where someone asked the process to stop (Ctrl-C, SIGTERM, a shutdown request, a
+    KeyboardInterrupt), or None."""
+    lines = [rec.line for rec in doc.records if _STOP_REQUESTED.search(rec.text)][:1]
+    for tb in doc.tracebacks:
+        exc = tb.exception
+        if exc is not None and exc.type == "KeyboardInterrupt":
+            lines.append(min(tb.start_line, exc.line))
+            break
+    return min(lines) if lines else None
+
+
+def teardown_only(doc: Document) -> bool:
+    """Every traceback in the log came after a requested stop: shutdown noise, not a failure."""
+    stop = stop_requested_line(doc)
+    return bool(doc.tracebacks) and stop is not None and all(tb.start_line >= stop for tb in doc.tracebacks)
 
 
 def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
@@ -136,10 +147,8 @@ def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
 
     Without a diagnosis, tracebacks printed after someone asked the process to stop (Ctrl-C,
     SIGTERM, "shutdown triggered") are teardown noise, not a failure."""
-    if diag is None and doc.tracebacks:
-        stop = _stop_requested_line(doc)
-        if stop is not None and all(tb.start_line > stop for tb in doc.tracebacks):
-            return None
+    if diag is None and teardown_only(doc):
+        return None
     exc, tb = primary_exception(doc, diag)
     if exc is None and diag is None:
         # no rule and no exception: only a known fatal line makes this a failure (an error-level

@@ -44,8 +44,12 @@ _QUOTE = '"""'
 # In a message without a logger header, a line like these starts new output, not more message.
 _NEW_OUTPUT = re.compile(
     r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
-    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> "
+    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> |```|</?details>|(?:\(\S+\) )?PS [A-Za-z]:\\|"
+    r"\S+\.py:\d+: \w*Warning: "
 )
+# PowerShell wraps a native command's stderr: "python : Traceback …", then these lines
+_PS_WRAPPER = re.compile(r"\s*(?:At line:\d+ char:\d+|\+ |\+ ?~+$|\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)")
+_MAX_LOOKAHEAD = 15
 _MAX_MSG_LINES = 400
 
 _KNOWN_TOPS = (
@@ -109,6 +113,19 @@ def _sep_kind(text: str) -> str | None:
         return "CAUSE_SEP"
     if s == CONTEXT:
         return "CONTEXT_SEP"
+    return None
+
+
+def _separator_ahead(records: Sequence[Record], j: int, sig) -> int | None:
+    """Index of a chain separator within a few message-like lines from ``j`` (same prefix, no
+    new traceback), or None."""
+    for k in range(j, min(len(records), j + _MAX_LOOKAHEAD)):
+        rec = records[k]
+        text = rec.text
+        if _sep_kind(text):
+            return k
+        if _signature(rec) != sig or text.strip().endswith(TB_HEAD) or _FRAME.match(text):
+            return None
     return None
 
 
@@ -183,14 +200,24 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             elif _FAULT_HEAD.match(stripped):
                 yield _tok("FAULT_HEAD", stripped, rec.line)
                 state = "fault"
+            elif i < 3 and _FRAME.match(text) and i + 1 < n and (
+                _FRAME.match(records[i + 1].text) or records[i + 1].text[:1].isspace()
+            ):
+                # frames with no header above them at the start: a paste cut mid-traceback
+                yield _tok("TB_HEAD", TB_HEAD, rec.line)
+                state, sig, last, margin = "tb", _signature(rec), "head", 0
+                continue
             i += 1
         elif state == "tb":
             stripped = text.strip()
-            if _signature(rec) != sig and (rec.source or rec.level) and not _FRAME.match(text):
-                i += 1  # another logger interleaved in the same stream
+            if _signature(rec) != sig and (rec.source or rec.level or sig != (None, None)) and not _FRAME.match(text):
+                i += 1  # another logger (or unprefixed output) interleaved in the same stream
                 continue
             if stripped == TB_HEAD:
                 state = "normal"
+                continue
+            if last == "head" and (not stripped or _PS_WRAPPER.match(text)):
+                i += 1  # PowerShell's NativeCommandError block between the header and the frames
                 continue
             if not stripped:
                 state = "normal"
@@ -221,16 +248,25 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                     in_quote = False
                 i += 1
                 continue
-            if _signature(rec) != sig and (rec.source or rec.level):
+            if _signature(rec) != sig and (rec.source or rec.level or sig != (None, None)):
                 state, in_tb_chain = "normal", True
                 continue
             if not stripped:
-                state, in_tb_chain = "normal", True
                 j = next_significant(i + 1)
                 if j < n and _sep_kind(records[j].text):
-                    i = j
-                else:
-                    i += 1
+                    state, in_tb_chain, i = "normal", True, j
+                    continue
+                k = _separator_ahead(records, j, sig)
+                if k is not None:
+                    # a message with blank lines inside (huggingface_hub's errors), followed by
+                    # a chain separator: the lines up to it are still the message
+                    for rec2 in records[j:k]:
+                        if rec2.text.strip():
+                            yield _tok("MSG", rec2.text, rec2.line)
+                    state, in_tb_chain, i = "normal", True, k
+                    continue
+                state, in_tb_chain = "normal", True
+                i += 1
                 continue
             if (
                 _sep_kind(text)
@@ -552,7 +588,7 @@ def _has_trigger(records: Sequence[Record]) -> bool:
     for r in records:
         t = r.text
         if "Traceback (most recent call last):" in t or "Fatal Python error" in t or (
-            "Exception Group Traceback" in t or t.strip() == _QUOTE
+            "Exception Group Traceback" in t or t.strip() == _QUOTE or ('File "' in t and ", line " in t)
         ):
             return True
     return False
@@ -562,6 +598,7 @@ def parse_records(records: Sequence[Record]) -> list[Traceback]:
     """All tracebacks (and faulthandler dumps) in one stream's records, in order."""
     if not _has_trigger(records):
         return []
+
     try:
         tree = _parser().parse(records)  # type: ignore[arg-type]
     except LarkError:

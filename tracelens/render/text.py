@@ -55,7 +55,14 @@ def render_text(report: Report, color: bool = False) -> str:
     lines = [summary_line(report)]
     if not report.diagnoses:
         lines.append("")
-        if doc.tracebacks or doc.errors:
+        from ..signature import stop_requested_line, teardown_only
+
+        if teardown_only(doc):
+            lines.append(
+                f"Nothing is wrong: the process was asked to stop at line {stop_requested_line(doc)}; "
+                f"the {len(doc.tracebacks)} traceback(s) after it are part of the shutdown."
+            )
+        elif doc.tracebacks or doc.errors:
             lines.append(
                 "No known failure matched. The log has "
                 f"{len(doc.tracebacks)} traceback(s) and {len(doc.errors)} error line(s):"
