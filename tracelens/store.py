@@ -11,7 +11,6 @@ leaves it consistent.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterator
