@@ -32,6 +32,13 @@ CASES = {
         "kv_cache_dtype='fp8', tensor_parallel_size=2, max_model_len=4096)",
         {"kv_cache_dtype_arg": "fp8", "tensor_parallel_size": "2", "max_model_len": "4096", "model": "/m"},
     ),
+    "sglang server args": (
+        "[2025-04-10 02:11:40] server_args=ServerArgs(model_path='/models/ds-v3', tokenizer_path='/models/ds-v3', "
+        "dtype='auto', kv_cache_dtype='auto', quantization=None, context_length=32768, port=30000, "
+        "mem_fraction_static=0.92, tp_size=8, dp_size=1)",
+        {"model": "/models/ds-v3", "model_path": "/models/ds-v3", "tensor_parallel_size": "8",
+         "mem_fraction_static": "0.92", "max_model_len": "32768", "kv_cache_dtype_arg": "auto"},
+    ),
     "command line": (
         "$ vllm serve /models/llama --tensor-parallel-size 2 --kv-cache-dtype=fp8 --max-model-len 8192",
         {"model": "/models/llama", "model_path": "/models/llama", "tensor_parallel_size": "2",

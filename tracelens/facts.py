@@ -262,7 +262,41 @@ def _cli(rec: Record, out: _Out) -> None:
             out.append(Fact(name=name, value=val, line=rec.line, text=_short(rec.text), priority=3))
 
 
+_SGLANG_KEYS = {
+    "model_path": "model",
+    "tokenizer_path": "tokenizer",
+    "tp_size": "tensor_parallel_size",
+    "pp_size": "pipeline_parallel_size",
+    "dp_size": "data_parallel_size",
+    "ep_size": "expert_parallel_size",
+    "mem_fraction_static": "mem_fraction_static",
+    "context_length": "max_model_len",
+    "kv_cache_dtype": "kv_cache_dtype_arg",
+    "quantization": "quantization",
+    "dtype": "dtype",
+    "trust_remote_code": "trust_remote_code",
+    "port": "port",
+    "attention_backend": "attention_backend_arg",
+    "chunked_prefill_size": "chunked_prefill_size",
+    "cuda_graph_max_bs": "cuda_graph_max_bs",
+}
+
+
+def _sglang_args(rec: Record, out: _Out) -> None:
+    """SGLang's ``server_args=ServerArgs(model_path='…', tp_size=4, …)`` line."""
+    text = rec.text
+    i = text.find("ServerArgs(")
+    if i < 0:
+        return
+    for key, val in _KV.findall(text[i + len("ServerArgs(") :]):
+        name = _SGLANG_KEYS.get(key)
+        val = _unquote(val)
+        if name and val not in ("None", ""):
+            out.append(Fact(name=name, value=val, line=rec.line, text=_short(text), priority=3))
+
+
 _SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("ServerArgs(", _sglang_args),
     ("with config:", _engine_config),
     ("args: ", _args_dict),
     ("serve", _cli),
