@@ -320,17 +320,20 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return list(self.db.query(sql, params))
 
-    def _selective(self, words: list[str]) -> list[str]:
-        """The words that narrow a search: those in at most 2% of incidents (each OR'ed word
-        costs its whole posting list). When none is that rare, the four rarest."""
+    def _selective(self, words: list[str]) -> tuple[list[str], str]:
+        """The words that narrow a search and how to join them: those in at most 2% of
+        incidents, OR'ed (each costs its whole posting list); when none is that rare, the three
+        rarest, AND'ed (only incidents sharing all of them)."""
         if not words:
-            return []
+            return [], "OR"
         marks = ",".join("?" * len(words))
         df = dict(self.db.execute(f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", words).fetchall())
         present = [w for w in words if df.get(w)]
         total = self.db.execute("SELECT max(rowid) FROM incidents").fetchone()[0] or 0
         rare = [w for w in present if df[w] <= max(50, total // 50)]
-        return rare or sorted(present, key=lambda w: df[w])[:4]
+        if rare:
+            return rare, "OR"
+        return sorted(present, key=lambda w: df[w])[:3], "AND"
 
     def listing(self, limit: int | None = None) -> list[dict]:
         """The columns an incident list shows, most recent first."""
@@ -347,9 +350,9 @@ class Store:
         bm25), and the latest ones of the same rule."""
         cols = "incidents.id, incidents.signature, incidents.message, incidents.rule_id, incidents.category"
         rows: dict[int, tuple] = {}
-        words = self._selective(words)
+        words, join = self._selective(words)
         if words:
-            match = "signature : (" + " OR ".join(f'"{w}"' for w in words) + ")"
+            match = "signature : (" + f" {join} ".join(f'"{w}"' for w in words) + ")"
             for row in self.db.execute(
                 f"SELECT {cols} FROM incidents_fts JOIN incidents ON incidents.id = incidents_fts.rowid "
                 "WHERE incidents_fts MATCH ? ORDER BY incidents_fts.rank LIMIT ?",
