@@ -102,6 +102,25 @@ CASES = {
         """,
         {"host": "node-1", "failed_rank": "3", "exit_code": "-9", "signal": "SIGKILL"},
     ),
+    "torchrun root cause after other failures": (
+        """\
+        Failures:
+        [1]:
+          time      : 2024-06-01_10:00:06
+          host      : node-2
+          rank      : 1 (local_rank: 1)
+          exitcode  : 1 (pid: 1235)
+        ------------------------------------------------------------
+        Root Cause (first observed failure):
+        [0]:
+          time      : 2024-06-01_10:00:05
+          host      : node-1
+          rank      : 0 (local_rank: 0)
+          exitcode  : -9 (pid: 1234)
+          traceback : Signal 9 (SIGKILL) received by PID 1234
+        """,
+        {"failed_rank": "0", "exit_code": "-9", "host": "node-1", "signal": "SIGKILL"},
+    ),
     "oom message": (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},

@@ -91,6 +91,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
 )
 
+_ROOT_CAUSE_FACTS = frozenset({"failed_rank", "exit_code", "signal", "host"})
+
 # Engine-config keys worth keeping, and the fact names they map to.
 _CONFIG_KEYS = {
     "model": "model",
@@ -309,8 +311,11 @@ def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
     """All facts in the records, and the structured payloads found in messages."""
     out: _Out = []
     payloads: dict[str, dict] = {}
+    root_cause_until = -1  # torchrun's "Root Cause (first observed failure):" block
     for rec in records:
         text = rec.text
+        if "Root Cause (first observed failure)" in text:
+            root_cause_until = rec.line + 12
         if len(text) < 6:
             continue
         for ex in EXTRACTORS:
@@ -322,7 +327,10 @@ def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
             if ex.name == "oom_gpu":
                 out.append(Fact(name="gpu_memory_total", value=m.group("gpu_memory_total"), line=rec.line, text=_short(text), priority=1))
                 continue
-            out.append(Fact(name=ex.name or "", value=m.group("v").strip(), line=rec.line, text=_short(text), priority=ex.priority))
+            priority = ex.priority
+            if ex.name in _ROOT_CAUSE_FACTS and rec.line <= root_cause_until:
+                priority += 2  # the first failure, not the others listed under "Failures:"
+            out.append(Fact(name=ex.name or "", value=m.group("v").strip(), line=rec.line, text=_short(text), priority=priority))
         for trigger, fn in _SPECIAL:
             if trigger in text:
                 fn(rec, out)
