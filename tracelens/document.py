@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from . import facts as facts_mod
-from .models import Document, ErrorLine, ExceptionInfo, Frame, Record, StreamInfo, Traceback
+from .models import Document, ErrorLine, ExceptionInfo, Frame, Record, Segment, StreamInfo, Traceback
 from .traceback import parse_records
 
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
@@ -185,19 +185,22 @@ def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]
         yield ErrorLine(line=rec.line, text=text.strip(), stream=rec.stream, level=rec.level, kind=kind, more=more)
 
 
+def _segments(tracebacks: list[Traceback]) -> Iterator[tuple[Segment, Traceback]]:
+    """Every segment of every traceback, each followed by the tracebacks nested in its
+    exception (RemoteTraceback, Ray, exception-group members), in print order."""
+    for tb in tracebacks:
+        for seg in tb.segments:
+            yield seg, tb
+            if seg.exception is not None:
+                yield from _segments(seg.exception.nested)
+
+
 def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | None]]:
     """Every exception in the document: traceback chains, nested ones, and error lines that
     read ``SomeError: message``."""
-
-    def walk(tb: Traceback) -> Iterator[tuple[ExceptionInfo, Traceback | None]]:
-        for seg in tb.segments:
-            if seg.exception is not None:
-                yield seg.exception, tb
-                for sub in seg.exception.nested:
-                    yield from walk(sub)
-
-    for tb in doc.tracebacks:
-        yield from walk(tb)
+    for seg, tb in _segments(doc.tracebacks):
+        if seg.exception is not None:
+            yield seg.exception, tb
     for err in doc.errors:
         if err.kind == "exception":
             m = _EXC_LINE.match(err.text)
@@ -208,13 +211,5 @@ def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | 
 
 def iter_frames(doc: Document) -> Iterator[Frame]:
     """Every frame of every traceback, nested ones included."""
-
-    def walk(tb: Traceback) -> Iterator[Frame]:
-        for seg in tb.segments:
-            yield from seg.frames
-            if seg.exception is not None:
-                for sub in seg.exception.nested:
-                    yield from walk(sub)
-
-    for tb in doc.tracebacks:
-        yield from walk(tb)
+    for seg, _tb in _segments(doc.tracebacks):
+        yield from seg.frames

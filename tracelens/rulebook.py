@@ -359,8 +359,10 @@ class RuleSet:
 def _cache_path(roots: list[Path]) -> Path | None:
     from . import __version__
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    if not base or base.startswith("~"):
+    from .paths import cache_home
+
+    base = str(cache_home())
+    if base.startswith("~"):  # no home directory to expand: no cache
         return None
     # the rule model's code is part of the key: a cache made by other code is never read
     code = str(Path(__file__).stat().st_mtime_ns)

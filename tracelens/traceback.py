@@ -56,8 +56,9 @@ def _lark_cache() -> str | bool:
     """Where Lark keeps the built parse table between runs (saves building it each time)."""
     import os
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    path = os.path.join(base, "tracelens")
+    from .paths import cache_home
+
+    path = os.path.join(cache_home(), "tracelens")
     try:
         os.makedirs(path, exist_ok=True)
     except OSError:
