@@ -8,6 +8,7 @@ import textwrap
 import pytest
 
 from tracelens.logread import records_from_text
+from tracelens.models import to_dict
 from tracelens.traceback import module_of, parse_records
 
 
@@ -341,8 +342,8 @@ def test_prefixed_traceback_parses_like_a_bare_one():
     prefixed = "\n".join(prefix + line for line in bare.splitlines())
     a = parse_records(records_from_text(bare))
     b = parse_records(records_from_text(prefixed))
-    assert [t.model_dump(exclude={"stream", "streams"}) for t in a] == [
-        t.model_dump(exclude={"stream", "streams"}) for t in b
+    assert [to_dict(t, exclude={"stream", "streams"}) for t in a] == [
+        to_dict(t, exclude={"stream", "streams"}) for t in b
     ]
 
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 
+from .models import adapter
 from .rulebook import Rule, RuleSet
 
 
 def schema_json() -> str:
-    schema = Rule.model_json_schema()
+    schema = adapter(Rule).json_schema()
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["title"] = "tracelens rule"
     return json.dumps(schema, indent=2, sort_keys=True) + "\n"

@@ -308,8 +308,7 @@ def peel(text: str, line: int) -> Record:
             pos = m.end()
             progress = True
             break
-    # model_construct: the fields are built right here, validation would only cost time
-    return Record.model_construct(
+    return Record(
         line=line,
         text=text[pos:] if pos else text,
         stream=" / ".join(streams),

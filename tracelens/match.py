@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import re2
@@ -361,7 +361,8 @@ def _merge(into: Hit, h: Hit) -> None:
 
 
 def compile_rule(rule: Rule) -> Cond:
-    return _block(rule.match.model_dump())
+    m = rule.match
+    return _block({"all": m.all, "any": m.any, "none": m.none})
 
 
 # --- prefilter -------------------------------------------------------------------------------------
@@ -517,7 +518,7 @@ def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:
     for e in items:
         cur = by_line.get(e.line)
         if cur is None:
-            by_line[e.line] = e.model_copy()
+            by_line[e.line] = replace(e)
             continue
         if len(e.text) > len(cur.text):
             cur.text = e.text

@@ -2,20 +2,66 @@
 
 bytes -> :class:`Record` (logread) -> :class:`Document` (document) -> :class:`Diagnosis`
 (match) -> :class:`Report` (the output of ``diagnose``).
+
+The models are standard dataclasses that pydantic validates, dumps and describes (see
+:func:`adapter`): pydantic treats a dataclass as a model of its own, and declaring them this
+way keeps pydantic's import (longer, on a small machine, than reading a crash log) off the path
+of a plain ``tracelens diagnose``. :func:`to_dict` dumps them without pydantic for the JSON
+output.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+import dataclasses
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+_EXCLUDE = {"exclude": True}
 
 
-class _Model(BaseModel):
-    # Validators are built on first validation or dump, not at import: the text report never
-    # needs them, and building them for every model costs more than reading a crash log.
-    model_config = ConfigDict(defer_build=True)
+def model(cls):
+    """Declare a model: a keyword-only dataclass with slots."""
+    return dataclass(slots=True, kw_only=True)(cls)
 
 
-class Record(_Model):
+def _list():
+    return field(default_factory=list)
+
+
+def _dict():
+    return field(default_factory=dict)
+
+
+@lru_cache(maxsize=None)
+def adapter(cls: type) -> Any:
+    """pydantic's TypeAdapter for a model (validation, dumping, JSON schema); imported on use."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(cls)
+
+
+def to_dict(obj: Any, exclude: frozenset[str] | set[str] = frozenset()) -> Any:
+    """A model as JSON-ready data (nested models, lists and dicts too). Fields declared with
+    ``exclude`` metadata (internal state such as a document's records) and the names in
+    ``exclude`` (top level only) are left out."""
+    if isinstance(obj, (str, int, float, bool)) or obj is None:
+        return obj
+    if isinstance(obj, list):
+        return [to_dict(v) for v in obj]
+    if isinstance(obj, dict):
+        return {k: to_dict(v) for k, v in obj.items()}
+    if dataclasses.is_dataclass(obj):
+        return {
+            f.name: to_dict(getattr(obj, f.name))
+            for f in dataclasses.fields(obj)
+            if f.name not in exclude and not f.metadata.get("exclude")
+        }
+    return obj
+
+
+@model
+class Record:
     """One line of the log with its envelope peeled off."""
 
     line: int
@@ -34,7 +80,8 @@ class Record(_Model):
     """The logger's source location, e.g. ``core.py:700``."""
 
 
-class Frame(_Model):
+@model
+class Frame:
     """One stack frame of a traceback."""
 
     file: str
@@ -55,7 +102,8 @@ class Frame(_Model):
     """``[Previous line repeated N more times]`` after this frame."""
 
 
-class ExceptionInfo(_Model):
+@model
+class ExceptionInfo:
     """An exception: the last line(s) of a traceback segment, or an error line printed alone."""
 
     type: str
@@ -66,14 +114,15 @@ class ExceptionInfo(_Model):
     """Log line number of the exception line."""
     end_line: int = 0
     """Log line number of the message's last line."""
-    nested: list[Traceback] = Field(default_factory=list)
+    nested: list[Traceback] = _list()
     """Tracebacks quoted in the message (RemoteTraceback, Ray) or exception-group members."""
 
 
-class Segment(_Model):
+@model
+class Segment:
     """One ``Traceback (most recent call last):`` block and its exception."""
 
-    frames: list[Frame] = Field(default_factory=list)
+    frames: list[Frame] = _list()
     exception: ExceptionInfo | None = None
     """``None`` when the log ends (or is cut) before the exception line."""
     link: str | None = None
@@ -82,18 +131,19 @@ class Segment(_Model):
     start_line: int = 0
 
 
-class Traceback(_Model):
+@model
+class Traceback:
     """A whole traceback, chained segments in print order (the last one is raised last)."""
 
     kind: str = "python"
     """``python``, ``group`` (exception group) or ``faulthandler``."""
-    segments: list[Segment] = Field(default_factory=list)
+    segments: list[Segment] = _list()
     start_line: int = 0
     end_line: int = 0
     stream: str = ""
-    streams: list[str] = Field(default_factory=list)
+    streams: list[str] = _list()
     """Every stream that printed this same traceback (fan-out across workers)."""
-    lines: list[int] = Field(default_factory=list)
+    lines: list[int] = _list()
     """Start line of each copy, in the order of ``streams``."""
     truncated: bool = False
     """The log ended (or the text was cut) before the traceback did."""
@@ -111,10 +161,9 @@ class Traceback(_Model):
         return [f for seg in self.segments for f in seg.frames]
 
 
-ExceptionInfo.model_rebuild()
 
-
-class ErrorLine(_Model):
+@model
+class ErrorLine:
     """An error-level record or a well-known fatal line outside any traceback."""
 
     line: int
@@ -124,11 +173,12 @@ class ErrorLine(_Model):
     kind: str = "level"
     """``level`` (the log said ERROR/CRITICAL), ``fatal`` (a known fatal pattern) or
     ``exception`` (a ``SomeError: message`` line printed alone)."""
-    more: list[str] = Field(default_factory=list)
+    more: list[str] = _list()
     """For an ``exception`` line: the lines that continue its message."""
 
 
-class Fact(_Model):
+@model
+class Fact:
     """A fact about the run, with the line it came from."""
 
     name: str
@@ -142,14 +192,16 @@ class Fact(_Model):
     """Inferred (e.g. compute capability from the GPU name) rather than printed."""
 
 
-class StreamInfo(_Model):
+@model
+class StreamInfo:
     id: str
     records: int
     first_line: int
     last_line: int
 
 
-class Document(_Model):
+@model
+class Document:
     """What the log says, parsed: the input to the rules."""
 
     source: str = "-"
@@ -159,12 +211,12 @@ class Document(_Model):
     full_parse: bool = True
     """False when the log was large and only the regions around trouble were parsed."""
     encoding: str = "utf-8"
-    records: list[Record] = Field(default_factory=list, exclude=True)
-    streams: list[StreamInfo] = Field(default_factory=list)
-    tracebacks: list[Traceback] = Field(default_factory=list)
-    errors: list[ErrorLine] = Field(default_factory=list)
-    facts: list[Fact] = Field(default_factory=list)
-    payloads: dict[str, dict] = Field(default_factory=dict)
+    records: list[Record] = field(default_factory=list, metadata=_EXCLUDE)
+    streams: list[StreamInfo] = _list()
+    tracebacks: list[Traceback] = _list()
+    errors: list[ErrorLine] = _list()
+    facts: list[Fact] = _list()
+    payloads: dict[str, dict] = _dict()
     """Structured payloads found in messages (``attention_selector``, ``backend_reasons``,
     ``torchrun_root_cause``)."""
 
@@ -178,22 +230,25 @@ class Document(_Model):
         return best
 
 
-class Evidence(_Model):
+@model
+class Evidence:
     line: int
     text: str
     why: str = ""
     """Which condition this line satisfied."""
 
 
-class Remedy(_Model):
+@model
+class Remedy:
     title: str
-    steps: list[str] = Field(default_factory=list)
-    commands: list[str] = Field(default_factory=list)
+    steps: list[str] = _list()
+    commands: list[str] = _list()
     already_applied: bool = False
     """An upgrade remedy whose fixed version the log shows is already installed."""
 
 
-class Diagnosis(_Model):
+@model
+class Diagnosis:
     rule_id: str
     title: str
     category: str
@@ -201,23 +256,24 @@ class Diagnosis(_Model):
     confidence: float
     secondary: bool = False
     root_cause: str
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = _list()
     """Conditional remarks that hold for this log (e.g. a flag the model config overrode)."""
-    remedies: list[Remedy] = Field(default_factory=list)
-    does_not_help: list[str] = Field(default_factory=list)
-    evidence: list[Evidence] = Field(default_factory=list)
-    references: list[str] = Field(default_factory=list)
-    facts: dict[str, str] = Field(default_factory=dict)
+    remedies: list[Remedy] = _list()
+    does_not_help: list[str] = _list()
+    evidence: list[Evidence] = _list()
+    references: list[str] = _list()
+    facts: dict[str, str] = _dict()
     """The facts the rule's text used or conditions tested."""
-    score: float = Field(default=0.0, exclude=True)
+    score: float = field(default=0.0, metadata=_EXCLUDE)
 
 
-class Report(_Model):
+@model
+class Report:
     """The result of diagnosing one log."""
 
     source: str
-    diagnoses: list[Diagnosis] = Field(default_factory=list)
-    facts: dict[str, str] = Field(default_factory=dict)
+    diagnoses: list[Diagnosis] = _list()
+    facts: dict[str, str] = _dict()
     document: Document
-    similar: list[dict] = Field(default_factory=list)
+    similar: list[dict] = _list()
     """Past incidents that resemble this log (filled when an incident store is at hand)."""

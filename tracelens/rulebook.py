@@ -11,10 +11,12 @@ import pickle
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from dataclasses import field
+from typing import Annotated, Any, Literal
 
 import re2
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from .models import adapter, model
 
 SEVERITIES = ("warning", "error", "fatal")
 CONDITION_KINDS = ("exception", "frame", "line", "fact", "all", "any", "none")
@@ -96,65 +98,53 @@ def _check_condition(cond: Any, path: str) -> None:
             parse_fact_test(str(test), f"{path}.fact.{name}")
 
 
-class FixedIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+_CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}
+"""pydantic's settings for the rule models (a plain dict: pydantic is imported only to
+validate rule files that changed, never to use cached rules)."""
+
+
+@model
+class FixedIn:
+    __pydantic_config__ = _CONFIG
     package: str
     """Package whose version fact (``<package>_version``) is compared."""
     version: str
     """First version with the fix."""
 
 
-class RemedySpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+@model
+class RemedySpec:
+    __pydantic_config__ = _CONFIG
     title: str
-    steps: list[str] = Field(default_factory=list)
-    commands: list[str] = Field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
     """Shell commands; ``{fact}`` placeholders are filled from the log."""
     fixed_in: FixedIn | None = None
     when: dict[str, Any] | None = None
     """A condition (as in ``match``): the remedy is offered only when it holds."""
 
-    @field_validator("when")
-    @classmethod
-    def _when(cls, v: dict[str, Any] | None) -> dict[str, Any] | None:
-        if v is not None:
-            _check_condition(v, "when")
-        return v
 
-
-class NoteSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+@model
+class NoteSpec:
+    __pydantic_config__ = _CONFIG
     when: dict[str, Any]
     """A condition (same forms as in ``match``); the note is shown when it holds."""
     text: str
 
-    @field_validator("when")
-    @classmethod
-    def _when(cls, v: dict[str, Any]) -> dict[str, Any]:
-        _check_condition(v, "when")
-        return v
+
+@model
+class MatchSpec:
+    __pydantic_config__ = _CONFIG
+    all: list[dict[str, Any]] = field(default_factory=list)
+    any: list[dict[str, Any]] = field(default_factory=list)
+    none: list[dict[str, Any]] = field(default_factory=list)
 
 
-class MatchSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
-    all: list[dict[str, Any]] = Field(default_factory=list)
-    any: list[dict[str, Any]] = Field(default_factory=list)
-    none: list[dict[str, Any]] = Field(default_factory=list)
-
-    @model_validator(mode="after")
-    def _conds(self) -> MatchSpec:
-        if not self.all and not self.any:
-            raise ValueError("needs at least one condition under 'all' or 'any'")
-        for kind in ("all", "any", "none"):
-            for k, cond in enumerate(getattr(self, kind)):
-                _check_condition(cond, f"{kind}[{k}]")
-        return self
-
-
-class Rule(BaseModel):
+@model
+class Rule:
     """One rule file."""
 
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    __pydantic_config__ = _CONFIG
     id: str
     """Equals the file's path under the rules directory, without ``.yaml``."""
     title: str
@@ -164,17 +154,74 @@ class Rule(BaseModel):
     secondary: bool = False
     """A symptom (engine died, worker died, RPC timeout): any primary cause outranks it."""
     status: Literal["stable", "experimental", "deprecated"] = "stable"
-    needs: list[str | list[str]] = Field(default_factory=list)
+    needs: list[str | list[str]] = field(default_factory=list)
     """Literals that must all occur in the log for the rule to be evaluated; an item that is a
     list is satisfied by any one of its literals."""
     match: MatchSpec
     root_cause: str
-    notes: list[NoteSpec] = Field(default_factory=list)
-    remedies: list[RemedySpec] = Field(min_length=1)
-    does_not_help: list[str] = Field(default_factory=list)
-    references: list[str] = Field(min_length=1)
-    false_positives: list[str] = Field(default_factory=list)
-    tags: list[str] = Field(default_factory=list)
+    notes: list[NoteSpec] = field(default_factory=list)
+    remedies: Annotated[list[RemedySpec], _MinLen(1)]
+    does_not_help: list[str] = field(default_factory=list)
+    references: Annotated[list[str], _MinLen(1)]
+    false_positives: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+
+
+def _semantic_errors(rule: Rule):
+    """(location, message) of the first problem pydantic's types cannot express: the
+    conditions' own grammar and regexes."""
+    m = rule.match
+    if not m.all and not m.any:
+        return ("match",), "needs at least one condition under 'all' or 'any'"
+    for kind in ("all", "any", "none"):
+        for k, cond in enumerate(getattr(m, kind)):
+            try:
+                _check_condition(cond, f"{kind}[{k}]")
+            except ValueError as exc:
+                return ("match",), str(exc)
+    for k, note in enumerate(rule.notes):
+        try:
+            _check_condition(note.when, "when")
+        except ValueError as exc:
+            return ("notes", k, "when"), str(exc)
+    for k, rem in enumerate(rule.remedies):
+        if rem.when is not None:
+            try:
+                _check_condition(rem.when, "when")
+            except ValueError as exc:
+                return ("remedies", k, "when"), str(exc)
+    return None
+
+
+def validate_rule(data: dict) -> Rule:
+    """A rule from its parsed YAML; raises ValueError(location, message)."""
+    from pydantic import ValidationError
+
+    try:
+        rule = adapter(Rule).validate_python(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "unexpected_keyword_argument":
+            msg = "unknown field"
+        raise ValueError(tuple(err["loc"]), msg) from None
+    problem = _semantic_errors(rule)
+    if problem is not None:
+        raise ValueError(*problem)
+    return rule
+
+
+class _MinLen:
+    """``annotated_types.MinLen`` for pydantic, resolved when a rule file is validated (the
+    annotation is a string until then)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        schema = handler(source)
+        schema["min_length"] = self.n
+        return schema
 
 
 class LoadedRule:
@@ -284,13 +331,10 @@ def load_rule_file(path: Path, root: Path) -> Rule:
         return yaml.compose(text, Loader=loader)
 
     try:
-        rule = Rule.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(err["loc"])
-        msg = err["msg"].removeprefix("Value error, ")
-        return_line = _node_line(node(), loc)
-        raise RuleError(shown, return_line, ".".join(str(p) for p in loc), msg) from None
+        rule = validate_rule(data)
+    except ValueError as exc:
+        loc, msg = exc.args
+        raise RuleError(shown, _node_line(node(), loc), ".".join(str(p) for p in loc), msg) from None
     expected = path.relative_to(root).with_suffix("").as_posix()
     if rule.id != expected:
         raise RuleError(shown, _node_line(node(), ("id",)), "id", f"is {rule.id!r} but the file's path says {expected!r}")

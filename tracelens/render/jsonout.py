@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 
 from .. import __version__
-from ..models import Document, Report
+from ..models import Document, Report, to_dict
 
 
 def report_dict(report: Report) -> dict:
     return {
         "tracelens_version": __version__,
         "source": report.source,
-        "diagnoses": [d.model_dump(mode="json") for d in report.diagnoses],
+        "diagnoses": [to_dict(d) for d in report.diagnoses],
         "facts": report.facts,
         "similar": report.similar,
         "document": document_dict(report.document),
@@ -20,8 +20,8 @@ def report_dict(report: Report) -> dict:
 
 
 def document_dict(doc: Document) -> dict:
-    data = doc.model_dump(mode="json", exclude={"facts"})
-    data["facts"] = [f.model_dump(mode="json", exclude={"priority"}) for f in doc.facts]
+    data = to_dict(doc, exclude={"facts"})
+    data["facts"] = [to_dict(f, exclude={"priority"}) for f in doc.facts]
     return data
 
 
