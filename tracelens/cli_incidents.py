@@ -63,6 +63,9 @@ def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
 
         tracelens ingest /var/log/vllm/ crash-0412.log
     """
+    from .entry import long_running
+
+    long_running()
     from .engine import parse_path, report
     from .incident import save
     from .scan import InputError
@@ -338,6 +341,9 @@ def tui(log, db_path, rules_dirs) -> None:
 
         kubectl logs pod/vllm-0 | tracelens tui -
     """
+    from .entry import long_running
+
+    long_running()
     import os
 
     from .engine import parse, report
