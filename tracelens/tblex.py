@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Sequence
 
-from lark import Token
-
 from .models import Record
 
 TB_HEAD = "Traceback (most recent call last):"
@@ -83,14 +81,24 @@ def _signature(rec: Record) -> tuple[str | None, str | None]:
     return rec.level, rec.source
 
 
-class _Tok(Token):
-    """A token that remembers the log line numbers it came from (for exception groups)."""
+class Token(str):
+    """A token: its text, its terminal's name (``type``), the log line it starts on and every
+    line it spans (an exception group is one token)."""
 
-    __slots__ = ("lines",)
+    __slots__ = ("type", "line", "lines")
+    # what Lark's parser reads from a token besides ``type`` (the grammar's differential test
+    # runs Lark itself on these tokens)
+    column = end_line = end_column = start_pos = end_pos = None
+
+    type: str
+    line: int
+    lines: list[int]
 
 
 def _tok(kind: str, text: str, line: int, lines: list[int] | None = None) -> Token:
-    tok = _Tok(kind, text, line=line)
+    tok = Token(text)
+    tok.type = kind
+    tok.line = line
     tok.lines = lines or [line]
     return tok
 
