@@ -64,7 +64,7 @@ def main() -> None:
         for k in range(args.rules):
             (gen / "gen" / f"rule-{k:04d}.yaml").write_text(RULE.format(k=k, category=CATEGORIES[k % 5]))
         env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"))
-        cmd = [sys.executable, "-m", "tracelens", "diagnose", str(log)]
+        cmd = [str(Path(sys.executable).with_name("tracelens")), "diagnose", str(log)]
         base = timed(cmd, env, args.runs)
         more = timed(cmd + ["--rules", str(gen)], env, args.runs)
         print(f"log: {log.stat().st_size / 1e6:.0f} MB")

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import re2
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
 
 from .document import iter_exceptions, iter_frames
 from .models import Diagnosis, Document, Evidence, Fact, Remedy
@@ -116,6 +114,9 @@ def parse_fact_test(test: str, where: str = "fact") -> Callable[[str], bool]:
         if not m:
             raise ValueError(f"{where}: cannot read the test {test!r}")
         parsed.append((m.group(1), m.group(2).strip()))
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet  # only rules that compare versions
+    from packaging.version import InvalidVersion, Version
+
     try:
         spec = SpecifierSet(test.replace(" ", ""), prereleases=True)
     except InvalidSpecifier:
@@ -436,6 +437,8 @@ def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: C
         if spec.fixed_in is not None:
             have = facts.get(f"{spec.fixed_in.package.replace('-', '_')}_version")
             if have is not None:
+                from packaging.version import InvalidVersion, Version
+
                 try:
                     if Version(_clean_version(have.value)) >= Version(spec.fixed_in.version):
                         rem.already_applied = True

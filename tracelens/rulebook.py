@@ -5,9 +5,9 @@ Regexes are RE2 (linear time): no rule can make the tool hang on a hostile log.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
+import zlib
 
 from functools import lru_cache
 from pathlib import Path
@@ -410,7 +410,8 @@ def _cache_path(roots: list[Path]) -> Path | None:
         return None
     # the rule model's code is part of the key: a cache made by other code is never read
     code = str(Path(__file__).stat().st_mtime_ns)
-    key = hashlib.sha256("\0".join([__version__, code, *map(str, roots)]).encode()).hexdigest()[:16]
+    text = "\0".join([__version__, code, *map(str, roots)]).encode()
+    key = f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"  # zlib: hashlib's import costs more
     return Path(base) / "tracelens" / f"rules-{key}.pickle"
 
 
