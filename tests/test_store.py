@@ -19,7 +19,7 @@ from tracelens.cli import main
 from tracelens.engine import diagnose
 from tracelens.incident import save
 from tracelens.redact import Redactor
-from tracelens.similar import similar
+from tracelens.similar import attach_similar, similar
 from tracelens.store import MIGRATIONS, Store
 from tracelens.ticket import GITHUB_URL_LIMIT, render_ticket
 
@@ -190,6 +190,17 @@ def test_similar_ranks_the_same_failure_first(db):
     hits = similar(store, diagnose(OOM.read_bytes()))
     assert hits and hits[0]["category"] == "gpu-oom" and hits[0]["score"] >= 90
     assert all({"id", "title", "count", "status", "score"} <= set(h) for h in hits)
+
+
+def test_attach_similar_reads_an_existing_store_and_never_creates_one(db, tmp_path):
+    missing = tmp_path / "none" / "incidents.db"
+    rep = attach_similar(diagnose(OOM.read_bytes()), missing)
+    assert rep.similar == [] and not missing.exists() and not missing.parent.exists()
+    store = Store(db)
+    save(store, diagnose(OOM.read_bytes()), Redactor(), "first.log")
+    store.close()
+    rep = attach_similar(diagnose(OOM.read_bytes()), db, limit=1)
+    assert [h["category"] for h in rep.similar] == ["gpu-oom"]
 
 
 def test_incident_workflow_and_json_for_scripts(db, capsys):

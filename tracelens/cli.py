@@ -121,21 +121,27 @@ def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
     if not save and not path.exists():
         return
     from .store import Store, StoreError
+    from .similar import attach_similar, similar
+
+    if not save:
+        try:
+            attach_similar(rep, path, limit=3)
+        except StoreError as exc:
+            raise Failure(str(exc)) from None
+        return
     from .cli_incidents import make_redactor
     from .incident import save as save_incident
-    from .similar import similar
 
     redactor = make_redactor(redact_regex, no_redact)
     try:
         store = Store(path)
         rep.similar = similar(store, rep, limit=3)
-        if save:
-            rec = save_incident(store, rep, redactor, source=rep.source)
-            if rec is None:
-                click.echo("tracelens: no failure in this log: nothing saved", err=True)
-            else:
-                what = "new incident" if rec.new else "seen before: incident"
-                click.echo(f"tracelens: saved ({what} #{rec.incident_id}) in {store.path}", err=True)
+        rec = save_incident(store, rep, redactor, source=rep.source)
+        if rec is None:
+            click.echo("tracelens: no failure in this log: nothing saved", err=True)
+        else:
+            what = "new incident" if rec.new else "seen before: incident"
+            click.echo(f"tracelens: saved ({what} #{rec.incident_id}) in {store.path}", err=True)
         store.close()
     except StoreError as exc:
         raise Failure(str(exc)) from None

@@ -347,8 +347,8 @@ def tui(log, db_path, rules_dirs) -> None:
     import os
 
     from .engine import parse, report
-    from .similar import similar
-    from .store import Store, StoreError, default_path
+    from .similar import attach_similar
+    from .store import StoreError, default_path
     from .tui import make_app
 
     rules = _load_rules(rules_dirs)
@@ -368,11 +368,9 @@ def tui(log, db_path, rules_dirs) -> None:
     elif log:
         rep = report(_read(log), rules)
     path = Path(db_path) if db_path else default_path()
-    if rep is not None and path.exists():
+    if rep is not None:
         try:
-            store = Store(path)
-            rep.similar = similar(store, rep, limit=5)
-            store.close()
+            attach_similar(rep, path, limit=5)
         except StoreError as exc:
             raise Failure(str(exc)) from None
     make_app(db_path=path, rules=rules, report=rep).run()

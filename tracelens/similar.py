@@ -81,3 +81,17 @@ def rank(store: Store, q: Query, limit: int = 5, min_score: float = 50.0) -> lis
 def similar(store: Store, report: Report, limit: int = 5, min_score: float = 50.0) -> list[dict]:
     q = query_of(report)
     return rank(store, q, limit, min_score) if q else []
+
+
+def attach_similar(report: Report, path, limit: int = 5) -> Report:
+    """Fill ``report.similar`` from the incident store at ``path`` when one exists (no store is
+    no error; a store that cannot be read raises :class:`~tracelens.store.StoreError`)."""
+    from pathlib import Path
+
+    if Path(path).exists():
+        store = Store(path, create=False)
+        try:
+            report.similar = similar(store, report, limit=limit)
+        finally:
+            store.close()
+    return report

@@ -53,13 +53,14 @@ class TracelensApp(App):
 
     def diagnose_bytes(self, data: bytes, source: str) -> Report:
         from ..engine import parse, report
-        from ..similar import similar
+        from ..similar import attach_similar
+        from ..store import StoreError
 
         rep = report(parse(data, source), self.rules)
-        store = self.store()
-        if store is not None:
-            rep.similar = similar(store, rep, limit=5)
-            store.close()
+        try:
+            attach_similar(rep, self.db_path, limit=5)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
         return rep
 
     # screens ------------------------------------------------------------------------------------
