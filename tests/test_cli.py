@@ -79,6 +79,25 @@ def test_fail_on(level, code):
     assert run("diagnose", str(SEED), "--fail-on", level).returncode == code
 
 
+def test_the_process_writes_all_its_output_before_it_ends():
+    out = run("diagnose", str(SEED), "--format", "json")
+    assert out.returncode == 0 and out.stderr == b""
+    assert json.loads(out.stdout)["diagnoses"][0]["rule_id"] == "vllm/attention/mla-fp8-kv-unsupported"
+
+
+def test_a_reader_that_stops_early_is_no_error():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tracelens", "diagnose", str(SEED), "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(16)  # like `| head -c 16`
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(timeout=120) == 0
+    assert b"Traceback" not in err and b"Exception ignored" not in err
+
+
 def test_fail_on_healthy_exits_0():
     assert run("diagnose", str(HEALTHY[0]), "--fail-on", "warning").returncode == 0
 

@@ -25,6 +25,8 @@ def run() -> None:
     from .cli import main
 
     code = main()
+    if os.name != "posix":  # elsewhere a temporary file may still need its cleanup
+        sys.exit(code)
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
