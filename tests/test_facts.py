@@ -121,6 +121,10 @@ CASES = {
         """,
         {"failed_rank": "0", "exit_code": "-9", "host": "node-1", "signal": "SIGKILL"},
     ),
+    "a shell's Killed line echoes the script's variables unexpanded": (
+        "./serve.sh: line 19: 867080 Killed                  python -m sglang.launch_server --model-path $MODEL_PATH --tp-size 4 --port ${PORT}",
+        {"model": None, "tensor_parallel_size": "4"},
+    ),
     "oom message": (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},

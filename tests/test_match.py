@@ -121,6 +121,43 @@ def test_symptom_alone_is_reported(rules):
     assert rep.diagnoses[0].secondary
 
 
+SGLANG_CRASH = """\
+[2025-07-29 15:06:28 TP0] Decode batch. #running-req: 1, #token: 1373, token usage: 0.01, cuda graph: True, gen throughput (token/s): 63.44, #queue-req: 0,
+[2025-07-29 15:06:51 TP0] Scheduler hit an exception: Traceback (most recent call last):
+  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2650, in run_scheduler_process
+    scheduler.event_loop_overlap()
+  File "/opt/venv/lib/python3.12/site-packages/triton/runtime/jit.py", line 390, in <lambda>
+    return lambda *args, **kwargs: self.run(grid=grid, warmup=False, *args, **kwargs)
+triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376. Reducing block sizes or `num_stages` may help.
+
+[2025-07-29 15:06:51] Received sigquit from a child process. It usually means the child failed.
+"""
+
+
+def test_a_symptom_alone_points_at_the_exception_no_rule_explains():
+    rep = diagnose(SGLANG_CRASH)
+    assert [d.rule_id for d in rep.diagnoses] == ["sglang/scheduler-died"]
+    d = rep.diagnoses[0]
+    # the bare exception line belongs to the TP0 stream although SGLang did not tag it
+    assert rep.document.tracebacks[0].exception.type == "triton.runtime.errors.OutOfResources"
+    assert "line 7: triton.runtime.errors.OutOfResources: out of resource: shared memory" in d.notes[0]
+    assert "raised in <lambda>" in d.notes[0]
+    assert 7 in {e.line for e in d.evidence}
+
+
+def test_wrappers_that_report_another_process_are_not_named_as_the_cause():
+    log = Path(__file__).resolve().parent.parent / "rules" / "vllm" / "worker-died-unexpectedly.example.log"
+    rep = diagnose(log.read_bytes())  # only "RuntimeError: Executor failed." and EngineDeadError
+    assert rep.diagnoses and all(d.secondary for d in rep.diagnoses)
+    assert not any("No rule recognizes" in n for d in rep.diagnoses for n in d.notes)
+
+
+def test_a_cause_found_by_a_rule_gets_no_such_note():
+    rep = diagnose(SGLANG_CRASH.replace("OutOfResources: out of resource: shared memory", "OutOfMemoryError: CUDA out of memory"))
+    assert not rep.diagnoses[0].secondary
+    assert not any("No rule recognizes" in n for d in rep.diagnoses for n in d.notes)
+
+
 def test_none_block_and_any_block(tmp_path):
     write_rule(tmp_path, "t/a", "any:\n  - line: 'alpha'\n  - line: 'beta'\nnone:\n  - line: 'gamma'\n", needs="")
     rs = load([tmp_path])

@@ -99,7 +99,10 @@ def build(
 
 _TB_SHAPED = re.compile(
     r"\s|Traceback \(most recent call last\):|The above exception|During handling|"
-    r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b|\[Previous line|$"
+    r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b|\[Previous line|$|"
+    # any other exception line: a class name, dotted or not (OutOfResources, Unsupported,
+    # StopIteration, BackendCompilerFailed), then its message
+    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::\s|:?$)"
 )
 
 

@@ -252,7 +252,7 @@ def _cli(rec: Record, out: _Out) -> None:
     if m is None:
         return
     toks = m.group("args").split()
-    if toks and not toks[0].startswith("-") and "serve" in rec.text:
+    if toks and not toks[0].startswith(("-", "$")) and "serve" in rec.text:
         out.append(Fact(name="model", value=toks[0], line=rec.line, text=_short(rec.text), priority=3))
     for k, tok in enumerate(toks):
         flag, _, inline = tok.partition("=")
@@ -260,7 +260,8 @@ def _cli(rec: Record, out: _Out) -> None:
         if name is None:
             continue
         val = inline or (toks[k + 1] if k + 1 < len(toks) else "")
-        if val and not val.startswith("--"):
+        # "$MODEL_PATH": the script's variable, echoed unexpanded (a shell's "Killed" line)
+        if val and not val.startswith("--") and "$" not in val:
             out.append(Fact(name=name, value=val, line=rec.line, text=_short(rec.text), priority=3))
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import re2
 
-from .document import iter_exceptions, iter_frames
+from .document import _segments, iter_exceptions, iter_frames
 from .models import Diagnosis, Document, Evidence, Fact, Remedy
 from .rulebook import RuleSet, Rule, compile_regex
 
@@ -512,7 +512,76 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
         )
     severity_rank = {"fatal": 2, "error": 1, "warning": 0}
     out.sort(key=lambda d: (-d.score, -severity_rank[d.severity], d.rule_id))
-    return _drop_restatements(out)
+    out = _drop_restatements(out)
+    if out and all(d.secondary for d in out):
+        _point_at_unexplained(doc, out)
+    return out
+
+
+# raised by a stop or by the teardown after another failure, never the failure itself
+_NOT_A_CAUSE = re.compile(
+    r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError|BrokenPipeError|ConnectionResetError|GeneratorExit"
+    r"|EngineDeadError|EngineGenerateError|ChildFailedError|ProcessRaisedException|ProcessExitedException)$"
+)
+# messages of exceptions that only report that another process failed
+_WRAPPER = re.compile(
+    r"Executor failed|EngineCore encountered an issue|Engine core initialization failed|"
+    r"See (?:the )?(?:stack trace|root cause|error logs?) above|died unexpectedly|hit an exception"
+)
+
+
+def unexplained_exception(doc: Document, diags: list[Diagnosis]):
+    """(exception, innermost frame) of the first exception in the log whose chain no
+    diagnosis's evidence quotes, or None. Tracebacks quoted in messages count on their own, in
+    print order; exceptions raised after someone asked the process to stop do not."""
+    explained = {e.line for d in diags for e in d.evidence}
+
+    def quoted(tb) -> bool:
+        # the evidence quotes an exception of this chain: the chain is the symptom's own
+        return any(
+            n in explained
+            for s in tb.segments
+            if s.exception is not None
+            for n in range(s.exception.line, max(s.exception.line, s.exception.end_line) + 1)
+        )
+
+    stop = None
+    for seg, tb in _segments(doc.tracebacks):
+        exc = seg.exception
+        if exc is None or not exc.type or _NOT_A_CAUSE.search(exc.type) or quoted(tb):
+            continue
+        if _WRAPPER.search(exc.message[:300]):
+            continue
+        if stop is None:
+            from .signature import stop_requested_line
+
+            stop = stop_requested_line(doc) or 0
+        if stop and exc.line >= stop:
+            continue
+        return exc, (seg.frames[-1] if seg.frames else None)
+    return None
+
+
+def _point_at_unexplained(doc: Document, diags: list[Diagnosis]) -> None:
+    """Every diagnosis is a symptom (a process died, a wrapper re-raised): name the exception
+    none of them explains, which is most often the cause the symptom reports."""
+    found = unexplained_exception(doc, diags)
+    if found is None:
+        return
+    exc, frame = found
+    first = exc.message.splitlines()[0] if exc.message else ""
+    what = _short(f"{exc.type}: {first}" if first else exc.type, 300)
+    where = f", raised in {frame.function} ({frame.file}, line {frame.lineno})" if frame and frame.function else ""
+    note = (
+        f"No rule recognizes the failure this symptom reports. The first exception in the log that "
+        f"the evidence does not explain is at line {exc.line}: {what}{where}. That is most likely "
+        "the cause: read the traceback there, and search the project's issue tracker for its message."
+    )
+    for d in diags:
+        d.notes.insert(0, note)
+        d.evidence = _dedupe_evidence(
+            [*d.evidence, Evidence(line=exc.line, text=what, why="the first exception no rule explains")]
+        )
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:
