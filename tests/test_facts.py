@@ -125,6 +125,10 @@ CASES = {
         "./serve.sh: line 19: 867080 Killed                  python -m sglang.launch_server --model-path $MODEL_PATH --tp-size 4 --port ${PORT}",
         {"model": None, "tensor_parallel_size": "4"},
     ),
+    "a launcher's negative exit code is the signal that killed the process": (
+        "[2023-07-20 08:31:52,773] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = -7",
+        {"exit_code": "-7", "signal": "SIGBUS"},
+    ),
     "oom message": (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},

@@ -87,6 +87,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("Killed process", r"Out of memory: Killed process (?P<v>\d+)", "oom_killed_pid", 2),
     _x("code=killed", r"code=killed, status=\d+/(?P<v>[A-Z]+)", "signal_name", 2),
     _x("Exit code:", r"^\s*Exit code:\s+(?P<v>-?\d+)\s*$", "exit_code", 1),
+    _x("exits with return code", r"exits with return code = (?P<v>-?\d+)\s*$", "exit_code", 1),
     _x("Found GPU", r"Found GPU\d+ (?P<v>.+?) which is of cuda capability", "gpu_name", 1),
     _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
 )
@@ -342,6 +343,12 @@ def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
     return _derive(out), payloads
 
 
+_LINUX_SIGNALS = {
+    "1": "SIGHUP", "2": "SIGINT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE",
+    "9": "SIGKILL", "11": "SIGSEGV", "13": "SIGPIPE", "15": "SIGTERM",
+}
+
+
 def _derive(facts: list[Fact]) -> list[Fact]:
     """Normalize and infer: compute capability from sm_NN or the GPU name, model_path."""
     names = {f.name for f in facts}
@@ -351,6 +358,11 @@ def _derive(facts: list[Fact]) -> list[Fact]:
             extra.append(Fact(name="compute_capability", value=f"{f.value[:-1]}.{f.value[-1]}", line=f.line, text=f.text, priority=1, derived=True))
         elif f.name == "compute_capability_int" and f.value.isdigit() and len(f.value) >= 2:
             extra.append(Fact(name="compute_capability", value=f"{f.value[:-1]}.{f.value[-1]}", line=f.line, text=f.text, priority=1, derived=True))
+        elif f.name == "exit_code" and f.value.startswith("-") and f.value[1:] in _LINUX_SIGNALS and "signal" not in names:
+            # a process launcher reports death by signal N as exit code -N
+            sig = _LINUX_SIGNALS[f.value[1:]]
+            extra.append(Fact(name="signal", value=sig, line=f.line, text=f.text, priority=0, derived=True))
+            names.add("signal")
         elif f.name == "signal_name":
             extra.append(Fact(name="signal", value="SIG" + f.value, line=f.line, text=f.text, priority=1, derived=True))
         elif f.name == "model" and _MODEL_PATH.match(f.value):
