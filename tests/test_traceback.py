@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from tracelens.engine import parse
 from tracelens.logread import records_from_text
 from tracelens.models import to_dict
 from tracelens.traceback import module_of, parse_records
@@ -372,3 +373,66 @@ def test_a_line_without_the_prefix_ends_a_prefixed_message():
     )
     tbs = parse_records(records_from_text(text))
     assert tbs[0].exception.message == "bad header"
+
+
+# --- tracebacks drawn by rich ---------------------------------------------------------------------
+
+
+def _check_batch(x):
+    if x != 2:  # not an assert statement: pytest would rewrite its message
+        raise AssertionError(f"Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {x} != 8 * 1 * 1")
+
+
+def _prepare_with_a_long_function_name_that_wraps_in_narrow_boxes(y):
+    try:
+        _check_batch(y)
+    except AssertionError as exc:
+        raise RuntimeError("batch setup failed") from exc
+
+
+def _rich_traceback(width: int, show_locals: bool) -> str:
+    import io
+
+    from rich.console import Console
+    from rich.traceback import Traceback
+
+    try:
+        _prepare_with_a_long_function_name_that_wraps_in_narrow_boxes(16)
+    except RuntimeError:
+        console = Console(width=width, record=True, file=io.StringIO(), color_system=None)
+        console.print(Traceback(show_locals=show_locals, width=width))
+        return console.export_text()
+    raise AssertionError("no exception")
+
+
+@pytest.mark.parametrize("width", [60, 100, 160])
+@pytest.mark.parametrize("show_locals", [False, True])
+def test_rich_tracebacks_parse_like_plain_ones(width, show_locals):
+    text = "[2026-03-12 09:41:15,102] [INFO] [engine.py:88] starting\n" + _rich_traceback(width, show_locals)
+    text += "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0\n"
+    (tb,) = parse_records(records_from_text(text))
+    first, second = tb.segments
+    assert first.exception.type == "AssertionError"
+    assert first.exception.message == (
+        "Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu "
+        "* gradient_acc_step * world_size 16 != 8 * 1 * 1"
+    )
+    assert (second.link, second.exception.type, second.exception.message) == ("cause", "RuntimeError", "batch setup failed")
+    assert [f.function for f in first.frames] == ["_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes", "_check_batch"]
+    assert [f.function for f in second.frames][-1] == "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes"
+    assert all(f.file.endswith("test_traceback.py") and f.lineno for f in tb.frames)
+    assert first.frames[-1].source.startswith("raise AssertionError(")
+    assert tb.start_line == 2 and not tb.truncated
+
+
+def test_a_rich_traceback_cut_inside_its_box_keeps_its_frames():
+    text = "\n".join(_rich_traceback(100, False).splitlines()[:12])
+    (tb,) = parse_records(records_from_text(text))
+    assert tb.truncated and tb.frames[0].function == "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes"
+
+
+def test_a_rich_traceback_under_a_rank_prefix():
+    text = "".join(f"[rank3]: {line}\n" for line in _rich_traceback(100, False).splitlines())
+    doc = parse(text)
+    (tb,) = doc.tracebacks
+    assert tb.stream == "rank3" and tb.exception.type == "RuntimeError"
