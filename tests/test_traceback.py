@@ -436,3 +436,22 @@ def test_a_rich_traceback_under_a_rank_prefix():
     doc = parse(text)
     (tb,) = doc.tracebacks
     assert tb.stream == "rank3" and tb.exception.type == "RuntimeError"
+
+
+@pytest.mark.parametrize("exc_line", [
+    "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376.",
+    "torch._dynamo.exc.Unsupported: call_function UserDefinedClassVariable() [] {}",
+    "StopIteration",
+])
+def test_an_untagged_sglang_traceback_keeps_an_exception_of_any_class_name(exc_line):
+    text = (
+        "[2026-07-29 15:06:51 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2650, in run_scheduler_process\n'
+        "    scheduler.event_loop_overlap()\n"
+        f"{exc_line}\n"
+        "\n"
+        "[2026-07-29 15:06:51] Received sigquit from a child process. It usually means the child failed.\n"
+    )
+    (tb,) = parse(text).tracebacks
+    assert tb.stream == "TP0" and not tb.truncated
+    assert f"{tb.exception.type}: {tb.exception.message}".rstrip(": ") == exc_line

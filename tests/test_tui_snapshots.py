@@ -30,8 +30,24 @@ def test_diagnosis_tabs(snap_compare, tmp_path, tab):
     assert snap_compare(app, terminal_size=SIZE, press=[tab])
 
 
+# a fixed set of shipped rules, so adding a rule to the knowledge base does not change the picture
+BROWSED_RULES = ("nccl/watchdog-timeout", "nccl/socket-connect-failed", "torch/gpu-oom", "vllm/attention/mla-fp8-kv-unsupported")
+
+
 def test_rules_browser(snap_compare, tmp_path):
-    assert snap_compare(make_app(db_path=tmp_path / "none.db"), terminal_size=SIZE, press=["r", "slash", *"nccl"])
+    import shutil
+    from pathlib import Path
+
+    from tracelens.rulebook import load, shipped_rules_dir
+
+    root = tmp_path / "rules"
+    for rule_id in BROWSED_RULES:
+        for src in Path(shipped_rules_dir()).glob(f"{rule_id}.*"):
+            dst = root / src.relative_to(shipped_rules_dir())
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, dst)
+    app = make_app(db_path=tmp_path / "none.db", rules=load([root], cache=False))
+    assert snap_compare(app, terminal_size=SIZE, press=["r", "slash", *"nccl"])
 
 
 @pytest.mark.parametrize("key", ["n", "question_mark"])
