@@ -129,6 +129,15 @@ CASES = {
         "[2023-07-20 08:31:52,773] [ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = -7",
         {"exit_code": "-7", "signal": "SIGBUS"},
     ),
+    "accelerate env / transformers env lists": (
+        """
+        - `Accelerate` version: 0.34.0
+        - Python version: 3.10.12
+        - PyTorch version (GPU?): 2.4.0+cu124 (True)
+        - `transformers` version: 4.44.2
+        """,
+        {"accelerate_version": "0.34.0", "python_version": "3.10.12", "torch_version": "2.4.0+cu124", "transformers_version": "4.44.2"},
+    ),
     "oom message": (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},

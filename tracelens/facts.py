@@ -55,7 +55,11 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("vLLM Version", r"^vLLM Version\s*:\s*" + _VER, "vllm_version", 3),
     _x("vllm==", r"\bvllm==" + _VER, "vllm_version", 1),
     _x("sglang", r"\bsglang(?:==|:\s*|\s+version\s*)" + _VER, "sglang_version", 1),
-    _x("PyTorch version", r"^PyTorch version\s*:\s*" + _VER, "torch_version", 3),
+    # collect_env ("PyTorch version: 2.4.0") and the `accelerate env` / `transformers env`
+    # lists ("- PyTorch version (GPU?): 2.4.0+cu124 (True)", "- `Accelerate` version: 0.34.0")
+    _x("PyTorch version", r"^(?:- )?PyTorch version(?: \(GPU\?\))?\s*:\s*" + _VER, "torch_version", 3),
+    _x(" version: ", r"^- `?Accelerate`? version\s*:\s*" + _VER, "accelerate_version", 3),
+    _x(" version: ", r"^- `?[Tt]ransformers`? version\s*:\s*" + _VER, "transformers_version", 3),
     _x("torch==", r"\btorch==" + _VER, "torch_version", 1),
     _x("transformers", r"\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER, "transformers_version", 1),
     _x("triton==", r"\btriton==" + _VER, "triton_version", 1),
@@ -65,7 +69,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("CUDA runtime version", r"CUDA runtime version\s*:\s*" + _VER, "cuda_version", 1),
     _x("Driver Version", r"Driver Version:\s*(?P<v>[\d.]+)", "driver_version", 2),
     _x("driver version", r"[Dd]river version\s*:\s*(?P<v>[\d.]+)", "driver_version", 2),
-    _x("Python version", r"^Python version\s*:\s*(?P<v>\d+\.\d+(?:\.\d+)?)", "python_version", 2),
+    _x("Python version", r"^(?:- )?Python version\s*:\s*(?P<v>\d+\.\d+(?:\.\d+)?)", "python_version", 2),
     _x("NCCL version", r"NCCL version\s*:?\s*(?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
     _x("Resolved architecture", r"Resolved architecture: (?P<v>\w+)", "architecture", 2),
     _x("architectures", r"[Aa]rchitectures?[\"']?\s*[:=]\s*\[[\"'](?P<v>\w+)[\"']", "architecture", 1),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..models import Report
 
 IMPORTANT_FACTS = (
-    "vllm_version", "sglang_version", "torch_version", "transformers_version", "cuda_version",
+    "vllm_version", "sglang_version", "torch_version", "transformers_version", "accelerate_version", "cuda_version",
     "driver_version", "python_version", "nccl_version", "model", "model_path", "architecture",
     "quantization", "dtype", "kv_cache_dtype", "kv_cache_dtype_arg", "tensor_parallel_size",
     "pipeline_parallel_size", "data_parallel_size", "max_model_len", "attention_backend",
