@@ -455,3 +455,14 @@ def test_an_untagged_sglang_traceback_keeps_an_exception_of_any_class_name(exc_l
     (tb,) = parse(text).tracebacks
     assert tb.stream == "TP0" and not tb.truncated
     assert f"{tb.exception.type}: {tb.exception.message}".rstrip(": ") == exc_line
+
+
+@pytest.mark.parametrize("path,module", [
+    ("/opt/conda/envs/vllm/lib/python3.10/contextlib.py", "contextlib"),
+    ("/opt/conda/envs/vllm/lib/python3.10/site-packages/vllm/worker/worker.py", "vllm.worker.worker"),
+    ("/home/user/envs/sglang/lib/python3.12/asyncio/base_events.py", "asyncio.base_events"),
+    ("/home/user/Megatron-LM/megatron/training/arguments.py", "megatron.training.arguments"),
+    ("/home/user/src/vllm-main/vllm/vllm/config/__init__.py", "vllm.config"),
+])
+def test_module_of_an_environment_named_like_a_package(path, module):
+    assert module_of(path) == module

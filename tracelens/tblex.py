@@ -41,7 +41,8 @@ _MAX_MSG_LINES = 400
 _KNOWN_TOPS = (
     "vllm", "sglang", "torch", "transformers", "ray", "triton", "flashinfer", "xformers",
     "flash_attn", "huggingface_hub", "safetensors", "accelerate", "deepspeed", "uvicorn",
-    "fastapi", "starlette", "multiprocessing", "asyncio", "concurrent", "importlib",
+    "fastapi", "starlette", "multiprocessing", "asyncio", "concurrent", "importlib", "megatron",
+    "peft", "trl", "verl", "pytorch_lightning", "diffusers", "xgrammar",
 )
 
 
@@ -52,6 +53,8 @@ def module_of(path: str) -> str | None:
     'vllm.v1.attention.selector'
     >>> module_of("/home/user/src/vllm-main/vllm/vllm/config/__init__.py")
     'vllm.config'
+    >>> module_of("/opt/conda/envs/vllm/lib/python3.10/contextlib.py")
+    'contextlib'
     >>> module_of("<frozen importlib._bootstrap>")
     'importlib._bootstrap'
     """
@@ -65,12 +68,15 @@ def module_of(path: str) -> str | None:
         if part in ("site-packages", "dist-packages"):
             start = i + 1
     if start is None:
+        # a known package counts only below the interpreter's lib/python3.X: a conda env or a
+        # venv named "vllm" holds the standard library too (…/envs/vllm/lib/python3.10/contextlib.py)
+        lib = [i for i, p in enumerate(parts) if re.fullmatch(r"python3(\.\d+)?", p)]
+        floor = lib[-1] + 1 if lib else 0
         for i, part in enumerate(parts[:-1]):
-            if part in _KNOWN_TOPS:
+            if i >= floor and part in _KNOWN_TOPS:
                 start = i
         if start is None:
-            lib = [i for i, p in enumerate(parts) if re.fullmatch(r"python3(\.\d+)?", p)]
-            start = lib[-1] + 1 if lib else len(parts) - 1
+            start = floor if lib else len(parts) - 1
     mod = [p for p in parts[start:] if p]
     if mod and mod[-1] == "__init__":
         mod.pop()
