@@ -181,3 +181,22 @@ def test_exception_line_printed_alone_keeps_its_continuation():
         "Failed to import transformers.models.x.modeling_x because of the following error:",
         "/opt/lib/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
     ]
+
+
+def test_an_indented_message_block_continues_past_three_lines():
+    from tracelens.document import iter_exceptions
+
+    doc = parse(
+        "RuntimeError: Version mismatch: The cluster was started with:\n"
+        "    Ray: 2.43.0\n"
+        "    Python: 3.11.10\n"
+        "This process on node 10.0.0.5 was started with:\n"
+        "    Ray: 2.44.1\n"
+        "    Python: 3.11.10\n"
+        "unrelated line one\n"
+        "unrelated line two\n"
+        "unrelated line three\n"
+    )
+    (exc, _tb), = list(iter_exceptions(doc))
+    assert exc.message.splitlines()[-2:] == ["Ray: 2.44.1", "Python: 3.11.10"]
+    assert "unrelated line three" not in exc.message

@@ -466,3 +466,19 @@ def test_an_untagged_sglang_traceback_keeps_an_exception_of_any_class_name(exc_l
 ])
 def test_module_of_an_environment_named_like_a_package(path, module):
     assert module_of(path) == module
+
+
+def test_sglang_traceback_inside_ray_worker_prefixes_is_one_traceback():
+    text = "".join(
+        f"(WorkerDict pid=2782, ip=10.0.0.7) {line}\n"
+        for line in [
+            "[2025-04-14 22:59:44 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+            '  File "/opt/venv/lib/python3.10/site-packages/sglang/srt/managers/scheduler.py", line 1999, in run_scheduler_process',
+            "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
+            "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
+        ]
+    ) + "(WorkerDict pid=2782, ip=10.0.0.7) [2025-04-14 22:59:45 TP1] Scheduler exiting\n"
+    doc = parse(text)
+    (tb,) = doc.tracebacks
+    assert tb.stream == "WorkerDict pid=2782, ip=10.0.0.7 / TP1"
+    assert tb.exception.type == "ValueError" and len(tb.frames) == 1

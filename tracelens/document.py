@@ -115,7 +115,12 @@ def _streams(records: list[Record]) -> list[str]:
     carry = ""
     for rec in records:
         bare = not rec.stream and rec.level is None and rec.time is None
-        if rec.stream:
+        if carry and rec.stream and carry.startswith(rec.stream + " / ") and rec.level is None and rec.time is None and _TB_SHAPED.match(rec.text):
+            # the same, when an outer prefix is on every line: Ray's "(WorkerDict pid=N, ip=…)"
+            # around SGLang's "[… TP1]", which only the first line carries
+            rec.stream = carry
+            out.append(carry)
+        elif rec.stream:
             carry = rec.stream if rec.text.endswith("Traceback (most recent call last):") else ""
             out.append(rec.stream)
         elif bare and carry and _TB_SHAPED.match(rec.text):
@@ -150,18 +155,29 @@ def _inside(spans: list[tuple[int, int]], line: int) -> bool:
     return any(a <= line <= b for a, b in spans)
 
 
-_MAX_MORE = 3
+_MAX_MORE = 3  # unindented continuation lines
+_MAX_MORE_INDENTED = 12  # in all, when the others are indented (a message laid out as a block)
 
 
 def _continuation(records: list[Record], k: int) -> list[str]:
     """Lines right after an exception line printed alone that carry on its message: same
-    stream, no log header of their own, not blank, not another exception line."""
+    stream, no log header of their own, not blank, not another exception line; at most three
+    unindented ones, more when they are indented (Ray's "Version mismatch:" block, where an
+    unindented line ending in ":" opens the next block)."""
     out: list[str] = []
     first = records[k]
-    for rec in records[k + 1 : k + 1 + _MAX_MORE]:
+    flat = 0
+    block = False  # an indented block has begun: only a line that opens another one continues
+    for rec in records[k + 1 : k + 1 + _MAX_MORE_INDENTED]:
         text = rec.text.strip()
         if rec.stream != first.stream or rec.level or rec.time or not text or _EXC_LINE.match(text):
             break
+        if rec.text[:1].isspace():
+            block = True
+        else:
+            flat += 1
+            if flat > _MAX_MORE or (block and not text.endswith(":")):
+                break
         out.append(text)
     return out
 
