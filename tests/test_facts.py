@@ -138,6 +138,10 @@ CASES = {
         """,
         {"accelerate_version": "0.34.0", "python_version": "3.10.12", "torch_version": "2.4.0+cu124", "transformers_version": "4.44.2"},
     ),
+    "a version at the end of a sentence": (
+        "ImportError: vllm>=0.4.3,<=0.7.3 is required for a normal functioning of this module, but found vllm==0.8.1.",
+        {"vllm_version": "0.8.1"},
+    ),
     "oom message": (
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},

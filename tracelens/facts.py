@@ -47,7 +47,9 @@ def _x(trigger: str, pattern: str, name: str | None = None, priority: int = 0) -
     return Extractor(trigger, pattern, name, priority)
 
 
-_VER = r"(?P<v>\d+\.\d+[\w.+-]*)"
+# a version; a dot counts only when more of the version follows it ("found vllm==0.8.1." ends a
+# sentence)
+_VER = r"(?P<v>\d+\.\d+(?:[\w+-]|\.(?=[\w+-]))*)"
 
 EXTRACTORS: tuple[Extractor, ...] = (
     _x("LLM engine (v", r"Initializing an? (?:V1 )?LLM engine \(v" + _VER + r"\)", "vllm_version", 2),
