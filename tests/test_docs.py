@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.mark.parametrize("path,cmd", commands(), ids=[" ".join(p) for p, _ in commands()])
 def test_every_command_has_a_docstring_with_an_example(path, cmd):
-    assert cmd.help and "Example:" in cmd.help, " ".join(path)
+    assert cmd.description and "Example:" in cmd.description, " ".join(path)
 
 
 def test_cli_reference_is_current():

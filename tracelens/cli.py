@@ -11,20 +11,17 @@ import os
 import sys
 from pathlib import Path
 
-import click
-
 from . import __version__
+from .cliparse import Choice, CliError, PathType, argument, echo, group, option, quiet_stdout
 
 SEVERITY_ORDER = {"warning": 0, "error": 1, "fatal": 2}
+DIRECTORY = PathType(file_okay=False)
+FILE = PathType(dir_okay=False)
+ANY_PATH = PathType()
 
 
-class Failure(click.ClickException):
+class Failure(CliError):
     """A one-line error, exit 2."""
-
-    exit_code = 2
-
-    def show(self, file=None) -> None:  # noqa: D102
-        click.echo(f"tracelens: {self.message}", err=True)
 
 
 def _load_rules(rules_dirs: tuple[str, ...]):
@@ -64,8 +61,7 @@ def _read(path: str, early=None):
             prefetch.close()
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tracelens")
+@group("tracelens", version=__version__)
 def cli() -> None:
     """tracelens: root causes for LLM-serving and PyTorch/CUDA/NCCL crash logs.
 
@@ -76,15 +72,15 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("log", default="-", metavar="[FILE|-]")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "jira"]), default="text", show_default=True, help="Output format.")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra rules directory (repeatable); also TRACELENS_RULES.")
-@click.option("--fail-on", type=click.Choice(list(SEVERITY_ORDER)), default=None, help="Exit 1 when a diagnosis at or above this severity is found (CI gates).")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
-@click.option("--save", is_flag=True, help="Store the diagnosis as an incident (see 'tracelens incidents').")
-@click.option("--db", "db_path", type=click.Path(dir_okay=False), default=None, help="Incident database (default: TRACELENS_DB, else the user data dir).")
-@click.option("--redact-regex", "redact_regex", multiple=True, help="With --save: also redact matches of this regex.")
-@click.option("--no-redact", is_flag=True, help="With --save: store the log text as is.")
+@argument("log", default="-", metavar="[FILE|-]")
+@option("--format", "fmt", type=Choice(["text", "json", "markdown", "jira"]), default="text", show_default=True, help="Output format.")
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY, help="Extra rules directory (repeatable); also TRACELENS_RULES.")
+@option("--fail-on", type=Choice(list(SEVERITY_ORDER)), default=None, help="Exit 1 when a diagnosis at or above this severity is found (CI gates).")
+@option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+@option("--save", is_flag=True, help="Store the diagnosis as an incident (see 'tracelens incidents').")
+@option("--db", "db_path", type=FILE, default=None, help="Incident database (default: TRACELENS_DB, else the user data dir).")
+@option("--redact-regex", "redact_regex", multiple=True, help="With --save: also redact matches of this regex.")
+@option("--no-redact", is_flag=True, help="With --save: store the log text as is.")
 def diagnose(
     log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None,
     save: bool, db_path: str | None, redact_regex: tuple[str, ...], no_redact: bool,
@@ -106,11 +102,15 @@ def diagnose(
     rep = report(doc, rules)
     _with_history(rep, db_path, save, redact_regex, no_redact)
     use_color = sys.stdout.isatty() if color is None else color
-    click.echo(render(rep, fmt, color=use_color and fmt == "text"))
-    if fail_on is not None:
-        threshold = SEVERITY_ORDER[fail_on]
-        if any(SEVERITY_ORDER[d.severity] >= threshold for d in rep.diagnoses):
-            sys.exit(1)
+    failing = fail_on is not None and any(
+        SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
+    )
+    try:
+        echo(render(rep, fmt, color=use_color and fmt == "text"), keep_ansi=use_color)
+    except BrokenPipeError:  # a reader that stopped early (`| head`): the gate still counts
+        quiet_stdout()
+    if failing:
+        sys.exit(1)
 
 
 def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
@@ -138,18 +138,18 @@ def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
         rep.similar = similar(store, rep, limit=3)
         rec = save_incident(store, rep, redactor, source=rep.source)
         if rec is None:
-            click.echo("tracelens: no failure in this log: nothing saved", err=True)
+            echo("tracelens: no failure in this log: nothing saved", err=True)
         else:
             what = "new incident" if rec.new else "seen before: incident"
-            click.echo(f"tracelens: saved ({what} #{rec.incident_id}) in {store.path}", err=True)
+            echo(f"tracelens: saved ({what} #{rec.incident_id}) in {store.path}", err=True)
         store.close()
     except StoreError as exc:
         raise Failure(str(exc)) from None
 
 
 @cli.command()
-@click.argument("log", default="-", metavar="[FILE|-]")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@argument("log", default="-", metavar="[FILE|-]")
+@option("--format", "fmt", type=Choice(["text", "json"]), default="text", show_default=True)
 def parse(log: str, fmt: str) -> None:
     """Show what tracelens reads in a log: streams, tracebacks, error lines, facts.
 
@@ -164,14 +164,14 @@ def parse(log: str, fmt: str) -> None:
     doc = _read(log)
     if fmt == "json":
         data = {"diagnoses": [], **document_dict(doc)}
-        click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        echo(json.dumps(data, indent=2, ensure_ascii=False))
     else:
-        click.echo(render_document_text(doc))
+        echo(render_document_text(doc))
 
 
 @cli.command()
-@click.argument("rule_id")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@argument("rule_id")
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def explain(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     """Explain a rule: what it detects, why, what to do.
 
@@ -185,7 +185,7 @@ def explain(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     lr = rules.get(rule_id)
     if lr is None:
         raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
-    click.echo(render_rule(lr))
+    echo(render_rule(lr))
 
 
 @cli.group()
@@ -199,9 +199,9 @@ def rules() -> None:
 
 
 @rules.command("list")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
-@click.option("--category", default=None, help="Only rules of this category.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
+@option("--category", default=None, help="Only rules of this category.")
+@option("--format", "fmt", type=Choice(["text", "json"]), default="text")
 def rules_list(rules_dirs: tuple[str, ...], category: str | None, fmt: str) -> None:
     """List rules: id, category, severity, title.
 
@@ -215,16 +215,16 @@ def rules_list(rules_dirs: tuple[str, ...], category: str | None, fmt: str) -> N
     items = [lr.rule for lr in rs.rules if category is None or lr.rule.category == category]
     items.sort(key=lambda r: r.id)
     if fmt == "json":
-        click.echo(json.dumps([{"id": r.id, "category": r.category, "severity": r.severity, "title": r.title} for r in items], indent=2))
+        echo(json.dumps([{"id": r.id, "category": r.category, "severity": r.severity, "title": r.title} for r in items], indent=2))
         return
     width = max((len(r.id) for r in items), default=10)
     for r in items:
-        click.echo(f"{r.id.ljust(width)}  {r.category:<30} {r.severity:<8} {r.title}")
+        echo(f"{r.id.ljust(width)}  {r.category:<30} {r.severity:<8} {r.title}")
 
 
 @rules.command("show")
-@click.argument("rule_id")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@argument("rule_id")
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     """Print a rule's YAML file.
 
@@ -236,12 +236,12 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     lr = rs.get(rule_id)
     if lr is None:
         raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
-    click.echo(f"# {lr.path}")
-    click.echo(lr.path.read_text(encoding="utf-8").rstrip())
+    echo(f"# {lr.path}")
+    echo(lr.path.read_text(encoding="utf-8").rstrip())
 
 
 @rules.command("lint")
-@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
+@argument("dirs", nargs=-1, type=DIRECTORY)
 def rules_lint(dirs: tuple[str, ...]) -> None:
     """Check rule files and report every problem at once (exit 1 if any).
 
@@ -256,16 +256,16 @@ def rules_lint(dirs: tuple[str, ...]) -> None:
     rs = load(roots, strict=False)
     problems = [str(e) for e in rs.errors] + lint(rs)
     for p in problems:
-        click.echo(p)
-    click.echo(f"{len(rs.rules)} rules, {len(problems)} problem(s)")
+        echo(p)
+    echo(f"{len(rs.rules)} rules, {len(problems)} problem(s)")
     if problems:
         sys.exit(1)
 
 
 @rules.command("test")
-@click.argument("dirs", nargs=-1, type=click.Path(file_okay=False))
-@click.option("--rule", "only", default=None, help="Test one rule id only.")
-@click.option("--healthy", "healthy_dirs", multiple=True, type=click.Path(file_okay=False), help="Extra folder of healthy logs.")
+@argument("dirs", nargs=-1, type=DIRECTORY)
+@option("--rule", "only", default=None, help="Test one rule id only.")
+@option("--healthy", "healthy_dirs", multiple=True, type=DIRECTORY, help="Extra folder of healthy logs.")
 def rules_test(dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str, ...]) -> None:
     """Every example diagnoses to its rule at rank 1; no rule fires on a healthy log.
 
@@ -279,14 +279,14 @@ def rules_test(dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str,
     roots = [Path(d) for d in dirs] if dirs else rule_dirs()
     rs = load(roots, strict=False)
     for e in rs.errors:
-        click.echo(f"ERROR {e}")
+        echo(f"ERROR {e}")
     healthy = [shipped_healthy_dir(), *(Path(h) for h in healthy_dirs)]
     results = run_tests(rs, healthy, only=only)
     failed = [r for r in results if not r.ok]
     for r in failed:
-        click.echo(f"FAIL {r.name}: {r.detail}")
+        echo(f"FAIL {r.name}: {r.detail}")
     passed = len(results) - len(failed)
-    click.echo(f"{passed} passed, {len(failed) + len(rs.errors)} failed")
+    echo(f"{passed} passed, {len(failed) + len(rs.errors)} failed")
     if failed or rs.errors:
         sys.exit(1)
 
@@ -301,11 +301,11 @@ def rules_schema() -> None:
     """
     from .catalogue import schema_json
 
-    click.echo(schema_json(), nl=False)
+    echo(schema_json(), nl=False)
 
 
 @rules.command("catalogue")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def rules_catalogue(rules_dirs: tuple[str, ...]) -> None:
     """Print the rule catalogue as Markdown.
 
@@ -315,7 +315,7 @@ def rules_catalogue(rules_dirs: tuple[str, ...]) -> None:
     """
     from .catalogue import catalogue_md
 
-    click.echo(catalogue_md(_load_rules(rules_dirs)), nl=False)
+    echo(catalogue_md(_load_rules(rules_dirs)), nl=False)
 
 
 from . import cli_incidents  # noqa: E402,F401  (registers ingest, incidents, similar, ticket)
@@ -327,24 +327,23 @@ def main(argv: list[str] | None = None) -> int:
     # metadata on start-up
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
-        cli.main(args=argv, prog_name="tracelens", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("tracelens: aborted", err=True)
-        return 130
-    except click.UsageError as exc:
-        hint = f" (see '{exc.ctx.command_path} --help')" if exc.ctx is not None else ""
-        click.echo(f"tracelens: {exc.format_message()}{hint}", err=True)
-        return exc.exit_code
-    except click.ClickException as exc:
-        exc.show()
+        try:
+            cli.main(sys.argv[1:] if argv is None else list(argv))
+        except (EOFError, KeyboardInterrupt):
+            echo(err=True)
+            echo("tracelens: aborted", err=True)
+            return 130
+    except CliError as exc:  # usage errors name the command's help; failures are one line
+        echo(exc.line(), err=True)
         return exc.exit_code
     except SystemExit as exc:
         return int(exc.code or 0) if isinstance(exc.code, int) or exc.code is None else 1
     except BrokenPipeError:
+        quiet_stdout()
         return 0
     except KeyboardInterrupt:
         return 130
     except Exception as exc:  # a bug in tracelens: one line, not a traceback
-        click.echo(f"tracelens: internal error: {type(exc).__name__}: {exc}", err=True)
+        echo(f"tracelens: internal error: {type(exc).__name__}: {exc}", err=True)
         return 3
     return 0

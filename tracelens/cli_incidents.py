@@ -6,24 +6,23 @@ import json
 import sys
 from pathlib import Path
 
-import click
-
-from .cli import Failure, _load_rules, _read, cli
+from .cli import ANY_PATH, DIRECTORY, FILE, Failure, _load_rules, _read, cli
+from .cliparse import Choice, Progress, argument, echo, option
 
 
 def db_option(f):
-    return click.option(
+    return option(
         "--db",
         "db_path",
-        type=click.Path(dir_okay=False),
+        type=FILE,
         default=None,
         help="Incident database (default: TRACELENS_DB, else the user data dir).",
     )(f)
 
 
 def redact_options(f):
-    f = click.option("--no-redact", is_flag=True, help="Store and export the log text as is (secrets included).")(f)
-    f = click.option("--redact-regex", "redact_regex", multiple=True, help="Also redact matches of this regex (repeatable).")(f)
+    f = option("--no-redact", is_flag=True, help="Store and export the log text as is (secrets included).")(f)
+    f = option("--redact-regex", "redact_regex", multiple=True, help="Also redact matches of this regex (repeatable).")(f)
     return f
 
 
@@ -50,10 +49,10 @@ def _incident_json(inc: dict) -> dict:
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@argument("paths", nargs=-1, required=True, type=ANY_PATH)
 @db_option
 @redact_options
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
     """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
 
@@ -84,7 +83,7 @@ def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
     store = open_store(db_path)
     new = repeat = healthy = 0
     unreadable: list[str] = []
-    with click.progressbar(files, label="ingesting", file=sys.stderr, show_pos=True) as bar:
+    with Progress(files, "ingesting") as bar:
         for f in bar:
             try:
                 rep = report(parse_path(str(f)), rules)
@@ -99,8 +98,8 @@ def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
             else:
                 repeat += 1
     for msg in unreadable:
-        click.echo(f"tracelens: skipped {msg}", err=True)
-    click.echo(f"{len(files)} log(s): {new} new incident(s), {repeat} seen before, {healthy} without a failure, {len(unreadable)} unreadable ({store.path})")
+        echo(f"tracelens: skipped {msg}", err=True)
+    echo(f"{len(files)} log(s): {new} new incident(s), {repeat} seen before, {healthy} without a failure, {len(unreadable)} unreadable ({store.path})")
 
 
 @cli.group()
@@ -115,12 +114,12 @@ def incidents() -> None:
 
 @incidents.command("list")
 @db_option
-@click.option("--status", type=click.Choice(["open", "resolved", "ignored"]), default=None)
-@click.option("--category", default=None)
-@click.option("--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD).")
-@click.option("--search", default=None, help="Full-text search over titles, messages and resolutions.")
-@click.option("--limit", type=int, default=50, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@option("--status", type=Choice(["open", "resolved", "ignored"]), default=None)
+@option("--category", default=None)
+@option("--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD).")
+@option("--search", default=None, help="Full-text search over titles, messages and resolutions.")
+@option("--limit", type=int, default=50, show_default=True)
+@option("--format", "fmt", type=Choice(["text", "json"]), default="text")
 def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
     """List incidents, most recently seen first.
 
@@ -131,20 +130,20 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
     store = open_store(db_path, create=False)
     rows = store.incidents(status=status, category=category, since=since, search=search, limit=limit)
     if fmt == "json":
-        click.echo(json.dumps([_incident_json(r) for r in rows], indent=2))
+        echo(json.dumps([_incident_json(r) for r in rows], indent=2))
         return
     if not rows:
-        click.echo("no incidents")
+        echo("no incidents")
         return
     for r in rows:
-        click.echo(f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}")
+        echo(f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}")
 
 
 @incidents.command("show")
-@click.argument("incident_id", type=int)
+@argument("incident_id", type=int)
 @db_option
-@click.option("--explain", is_flag=True, help="Show the clear text each fingerprint was made from.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@option("--explain", is_flag=True, help="Show the clear text each fingerprint was made from.")
+@option("--format", "fmt", type=Choice(["text", "json"]), default="text")
 def incidents_show(incident_id, db_path, explain, fmt) -> None:
     """Show one incident: what it is, when it was seen, what fixed it.
 
@@ -164,41 +163,41 @@ def incidents_show(incident_id, db_path, explain, fmt) -> None:
         data = _incident_json(inc)
         data["report"] = rep
         data["excerpt"] = excerpt
-        click.echo(json.dumps(data, indent=2))
+        echo(json.dumps(data, indent=2))
         return
-    click.echo(f"#{inc['id']}  {inc['title']}")
-    click.echo(f"  category {inc['category']} · rule {inc['rule_id'] or '-'} · status {inc['status']}")
-    click.echo(f"  seen {inc['count']} time(s): first {inc['first_seen']}, last {inc['last_seen']}")
+    echo(f"#{inc['id']}  {inc['title']}")
+    echo(f"  category {inc['category']} · rule {inc['rule_id'] or '-'} · status {inc['status']}")
+    echo(f"  seen {inc['count']} time(s): first {inc['first_seen']}, last {inc['last_seen']}")
     if inc.get("remedy_worked") or inc.get("resolution_note"):
-        click.echo(f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}")
+        echo(f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}")
     for t in inc["tickets"]:
-        click.echo(f"  ticket: {t['ref']} ({t['created_at']})")
+        echo(f"  ticket: {t['ref']} ({t['created_at']})")
     diags = rep.get("diagnoses") or []
     if diags:
-        click.echo("\n  Root cause: " + diags[0]["root_cause"])
-        click.echo("  Remedies:")
+        echo("\n  Root cause: " + diags[0]["root_cause"])
+        echo("  Remedies:")
         for k, r in enumerate(diags[0]["remedies"], 1):
-            click.echo(f"    {k}. {r['title']}")
-    click.echo("\n  Occurrences:")
+            echo(f"    {k}. {r['title']}")
+    echo("\n  Occurrences:")
     for occ in inc["occurrences"][-10:]:
-        click.echo(f"    {occ['seen_at']}  {occ['source']}" + (f"  host {occ['host']}" if occ.get("host") else ""))
+        echo(f"    {occ['seen_at']}  {occ['source']}" + (f"  host {occ['host']}" if occ.get("host") else ""))
     if explain:
-        click.echo("\n  Fingerprints (hash <- clear text):")
-        click.echo(f"    coarse {inc['fingerprint']} <- {inc['signature']}")
+        echo("\n  Fingerprints (hash <- clear text):")
+        echo(f"    coarse {inc['fingerprint']} <- {inc['signature']}")
         fines = {(o["fingerprint_fine"], o["signature_fine"]) for o in inc["occurrences"]}
         for fp, text in sorted(fines):
-            click.echo(f"    fine   {fp} <- {text}")
+            echo(f"    fine   {fp} <- {text}")
     if excerpt:
-        click.echo("\n  Latest excerpt:")
+        echo("\n  Latest excerpt:")
         for line in excerpt.splitlines()[:40]:
-            click.echo("    " + line)
+            echo("    " + line)
 
 
 @incidents.command("resolve")
-@click.argument("incident_id", type=int)
+@argument("incident_id", type=int)
 @db_option
-@click.option("--remedy", type=int, default=None, help="Number of the remedy that worked (as listed by 'show').")
-@click.option("--note", default=None, help="What was done.")
+@option("--remedy", type=int, default=None, help="Number of the remedy that worked (as listed by 'show').")
+@option("--note", default=None, help="What was done.")
 def incidents_resolve(incident_id, db_path, remedy, note) -> None:
     """Mark an incident resolved, with the remedy that worked and a note.
 
@@ -221,12 +220,12 @@ def incidents_resolve(incident_id, db_path, remedy, note) -> None:
         store.resolve(incident_id, remedy_title, note)
     except StoreError as exc:
         raise Failure(str(exc)) from None
-    click.echo(f"incident {incident_id} resolved" + (f" with: {remedy_title}" if remedy_title else ""))
+    echo(f"incident {incident_id} resolved" + (f" with: {remedy_title}" if remedy_title else ""))
 
 
 @incidents.command("attach")
-@click.argument("incident_id", type=int)
-@click.argument("ref")
+@argument("incident_id", type=int)
+@argument("ref")
 @db_option
 def incidents_attach(incident_id, ref, db_path) -> None:
     """Record a ticket link (URL or key such as OPS-1234) on an incident.
@@ -242,16 +241,16 @@ def incidents_attach(incident_id, ref, db_path) -> None:
         store.attach(incident_id, ref)
     except StoreError as exc:
         raise Failure(str(exc)) from None
-    click.echo(f"incident {incident_id}: attached {ref}")
+    echo(f"incident {incident_id}: attached {ref}")
 
 
 @cli.command()
-@click.argument("log", default="-", metavar="[FILE|-]")
+@argument("log", default="-", metavar="[FILE|-]")
 @db_option
-@click.option("--limit", type=int, default=5, show_default=True)
-@click.option("--min-score", type=float, default=50.0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@option("--limit", type=int, default=5, show_default=True)
+@option("--min-score", type=float, default=50.0, show_default=True)
+@option("--format", "fmt", type=Choice(["text", "json"]), default="text")
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
     """Past incidents that look like this log, best first, with what fixed them.
 
@@ -267,23 +266,23 @@ def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
     store = open_store(db_path, create=False)
     hits = find(store, rep, limit=limit, min_score=min_score)
     if fmt == "json":
-        click.echo(json.dumps([_incident_json(h) for h in hits], indent=2))
+        echo(json.dumps([_incident_json(h) for h in hits], indent=2))
         return
     if not hits:
-        click.echo("no similar incident")
+        echo("no similar incident")
     for h in hits:
         fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
-        click.echo(f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}")
+        echo(f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}")
 
 
 @cli.command()
-@click.argument("target")
+@argument("target")
 @db_option
 @redact_options
-@click.option("--format", "fmt", type=click.Choice(["markdown", "jira", "json", "github-url"]), default="markdown", show_default=True)
-@click.option("--repo", default=None, help="OWNER/NAME for --format github-url.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), default=None, help="Write the ticket to a file.")
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@option("--format", "fmt", type=Choice(["markdown", "jira", "json", "github-url"]), default="markdown", show_default=True)
+@option("--repo", default=None, help="OWNER/NAME for --format github-url.")
+@option("--output", "-o", type=FILE, default=None, help="Write the ticket to a file.")
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_dirs) -> None:
     """A ready ticket body for an incident (ID) or a log (FILE or -), secrets redacted.
 
@@ -324,15 +323,15 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
             Path(output).write_text(text, encoding="utf-8")
         except OSError as exc:
             raise Failure(f"{output}: cannot write ({exc.strerror or exc})") from None
-        click.echo(f"wrote {output}")
+        echo(f"wrote {output}")
     else:
-        click.echo(text, nl=not text.endswith("\n"))
+        echo(text, nl=not text.endswith("\n"))
 
 
 @cli.command()
-@click.argument("log", required=False, metavar="[FILE|-]")
+@argument("log", required=False, metavar="[FILE|-]")
 @db_option
-@click.option("--rules", "rules_dirs", multiple=True, type=click.Path(file_okay=False))
+@option("--rules", "rules_dirs", multiple=True, type=DIRECTORY)
 def tui(log, db_path, rules_dirs) -> None:
     """Browse incidents and rules in the terminal; with FILE (or - for a pipe), open on its
     diagnosis.

@@ -3,32 +3,29 @@ the committed file is stale. Refresh: ``python -m tracelens.clidoc > docs/cli.md
 
 from __future__ import annotations
 
-import click
+WIDTH = 100  # the reference's help pages are this wide, whatever the terminal
 
 
-def _walk(cmd: click.Command, path: list[str], parent: click.Context | None):
-    if parent is None:  # the root context carries the settings every page is rendered with
-        ctx = click.Context(cmd, info_name=path[-1], terminal_width=100, max_content_width=100, **cmd.context_settings)
-    else:
-        ctx = click.Context(cmd, info_name=path[-1], parent=parent)
-    yield path, cmd, ctx
-    if isinstance(cmd, click.Group):
-        for name in sorted(cmd.commands):
-            yield from _walk(cmd.commands[name], [*path, name], ctx)
+def _walk(parser, path: list[str]):
+    yield path, parser
+    for name, sub in sorted(parser.subcommands().items()):
+        yield from _walk(sub, [*path, name])
 
 
 def commands():
+    """``(path, parser)`` for the program and every group and command, from the argparse tree;
+    a parser's ``description`` is its command's docstring."""
     from .cli import cli
 
-    return [(path, cmd) for path, cmd, _ctx in _walk(cli, ["tracelens"], None)]
+    return list(_walk(cli.build_parser(), ["tracelens"]))
 
 
 def reference() -> str:
-    from .cli import cli
+    from .cliparse import help_page
 
     out = ["# CLI reference", "", "Generated from the commands' help by `python -m tracelens.clidoc`.", ""]
-    for path, cmd, ctx in _walk(cli, ["tracelens"], None):
-        out += [f"## {' '.join(path)}", "", "```", cmd.get_help(ctx).rstrip(), "```", ""]
+    for path, parser in commands():
+        out += [f"## {' '.join(path)}", "", "```", help_page(parser, WIDTH).rstrip(), "```", ""]
     return "\n".join(out)
 
 

@@ -6,12 +6,15 @@ from ..models import Diagnosis, Report
 from .common import IMPORTANT_FACTS, summary_line
 
 
-def _style(text: str, color: bool, **kw) -> str:
+_FG = {"red": 31, "yellow": 33, "cyan": 36, "white": 37}
+
+
+def _style(text: str, color: bool, fg: str | None = None, bold: bool = False) -> str:
+    """ANSI colour (and bold) for a terminal; the text as is without ``color``."""
     if not color:
         return text
-    import click
-
-    return click.style(text, **kw)
+    codes = (f"\033[{_FG[fg]}m" if fg else "") + ("\033[1m" if bold else "")
+    return f"{codes}{text}\033[0m"
 
 
 def render_diagnosis(d: Diagnosis, rank: int, color: bool = False) -> list[str]:
