@@ -482,3 +482,43 @@ def test_sglang_traceback_inside_ray_worker_prefixes_is_one_traceback():
     (tb,) = doc.tracebacks
     assert tb.stream == "WorkerDict pid=2782, ip=10.0.0.7 / TP1"
     assert tb.exception.type == "ValueError" and len(tb.frames) == 1
+
+
+# --- tracebacks printed by IPython / Jupyter (real output of IPython 9 and 7, in corpus/shapes) --
+
+
+@pytest.mark.parametrize("version", ["9", "7"])
+def test_ipython_tracebacks_parse_like_plain_ones(version):
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parent.parent / "corpus" / "shapes" / f"ipython{version}-traceback.log"
+    chained, plain = parse(log.read_bytes()).tracebacks
+    first, second = chained.segments
+    assert (first.exception.type, second.link, second.exception.type) == ("AssertionError", "cause", "RuntimeError")
+    assert first.exception.message == "global batch 16 is not micro batch 8 times accumulation 1 times world size 1"
+    assert [(f.function, f.lineno) for f in first.frames] == [("prepare", 8), ("check_batch", 3)]
+    assert [f.function for f in second.frames][-1] == "prepare" and second.frames[-1].lineno == 10
+    assert second.frames[-1].source == 'raise RuntimeError("batch setup failed") from exc'
+    assert plain.exception.type == "JSONDecodeError"
+    assert [(f.module, f.function) for f in plain.frames][1:] == [
+        ("json", "loads"), ("json.decoder", "decode"), ("json.decoder", "raw_decode")
+    ]
+
+
+def test_colab_folded_frames_do_not_end_an_ipython_traceback():
+    text = (
+        "---------------------------------------------------------------------------\n"
+        "RuntimeError                              Traceback (most recent call last)\n"
+        "<ipython-input-7-3d62c575fcfd> in <cell line: 1>()\n"
+        "----> 1 trainer_stats = trainer.train()\n"
+        "\n"
+        "34 frames\n"
+        "/usr/local/lib/python3.10/dist-packages/triton/compiler/compiler.py in compile(src, target, options)\n"
+        "    283     codegen_fns = backend.get_codegen_implementation()\n"
+        "--> 284     next_module = compile_ir(module, metadata)\n"
+        "\n"
+        "RuntimeError: Internal Triton PTX codegen error\n"
+    )
+    (tb,) = parse(text).tracebacks
+    assert [f.function for f in tb.frames] == ["<cell line: 1>", "compile"]
+    assert tb.exception.type == "RuntimeError" and not tb.truncated

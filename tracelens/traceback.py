@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from .grammars import traceback_table as _table
+from .ipythontb import plain as ipython_plain
 from .richtb import unbox
 from .models import ExceptionInfo, Frame, Record, Segment, Traceback
 from .tblex import (  # noqa: F401  (module_of and TB_HEAD are part of this module's interface)
@@ -335,7 +336,7 @@ def _has_trigger(records: Sequence[Record]) -> bool:
 
 def parse_records(records: Sequence[Record]) -> list[Traceback]:
     """All tracebacks (and faulthandler dumps) in one stream's records, in order."""
-    records = unbox(records)  # rich's boxed tracebacks, as plain ones
+    records = ipython_plain(unbox(records))  # rich's and IPython's layouts, as plain tracebacks
     if not _has_trigger(records):
         return []
 
