@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from .render.common import IMPORTANT_FACTS, fence
+from .render.common import IMPORTANT_FACTS, fence, md_facts_table, md_remedies
 
 GITHUB_URL_LIMIT = 8000
 """Stay under the length GitHub accepts for a new-issue URL."""
@@ -50,14 +50,9 @@ def markdown(report: dict, excerpt: str, incident: dict | None = None, *, with_e
         for note in top.get("notes") or []:
             out += [f"> {note}", ""]
         if top.get("remedies"):
+            worked = (incident or {}).get("remedy_worked")
             out += ["### Remedies", ""]
-            for k, r in enumerate(top["remedies"], 1):
-                worked = incident and incident.get("remedy_worked") == r["title"]
-                out.append(f"{k}. {r['title']}{' ✅ worked here before' if worked else ''}")
-                for s in r.get("steps") or []:
-                    out.append(f"   - {s}")
-                if r.get("commands"):
-                    out += ["", "   " + fence("\n".join(r["commands"]), "sh").replace("\n", "\n   ")]
+            out += md_remedies(top["remedies"], lambda r: " ✅ worked here before" if worked and worked == r["title"] else "")
             out.append("")
         if top.get("does_not_help"):
             out += ["### Does not help", ""] + [f"- {t}" for t in top["does_not_help"]] + [""]
@@ -67,9 +62,7 @@ def markdown(report: dict, excerpt: str, incident: dict | None = None, *, with_e
         out += ["### Resolution", "", incident["resolution_note"], ""]
     rows = _env_rows(report)
     if rows:
-        out += ["### Environment", "", "| fact | value |", "|---|---|"]
-        out += [f"| {n} | `{str(v).replace('|', '/')}` |" for n, v in rows]
-        out.append("")
+        out += ["### Environment", ""] + md_facts_table(rows) + [""]
     if with_excerpt and excerpt:
         out += ["### Log excerpt", "", fence(excerpt, "text"), ""]
     if top and top.get("references"):

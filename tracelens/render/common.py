@@ -32,3 +32,24 @@ def fence(text: str, lang: str = "") -> str:
         longest = max(longest, run)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text}\n{ticks}"
+
+
+def md_remedies(remedies: list[dict], mark=lambda remedy: "") -> list[str]:
+    """Remedies (as dicts) as a numbered Markdown list: steps as bullets, commands fenced;
+    ``mark(remedy)`` adds text after a title."""
+    out: list[str] = []
+    for k, r in enumerate(remedies, 1):
+        out.append(f"{k}. {r['title']}{mark(r)}")
+        for s in r.get("steps") or []:
+            out.append(f"   - {s}")
+        if r.get("commands"):
+            out += ["", "   " + fence("\n".join(r["commands"]), "sh").replace("\n", "\n   ")]
+    return out
+
+
+def md_facts_table(rows: list[tuple[str, str]]) -> list[str]:
+    """The facts that matter as a Markdown table (pipes in values escaped)."""
+    if not rows:
+        return []
+    return ["| fact | value |", "|---|---|"] + [f"| {n} | `{str(v).replace('|', chr(92) + '|')}` |" for n, v in rows]
+

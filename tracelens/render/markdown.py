@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-from ..models import Report
-from .common import IMPORTANT_FACTS, fence, summary_line
-
-
-def _cell(value: str) -> str:
-    return value.replace("|", "\\|")
+from ..models import Report, to_dict
+from .common import IMPORTANT_FACTS, fence, md_facts_table, md_remedies, summary_line
 
 
 def render_markdown(report: Report) -> str:
@@ -30,13 +26,7 @@ def render_markdown(report: Report) -> str:
             out += ["**Evidence**", "", fence("\n".join(f"{e.line}: {e.text}" for e in d.evidence)), ""]
         if d.remedies:
             out += ["**Remedies, in order**", ""]
-            for j, r in enumerate(d.remedies, 1):
-                mark = " *(already in place)*" if r.already_applied else ""
-                out.append(f"{j}. {r.title}{mark}")
-                for s in r.steps:
-                    out.append(f"   - {s}")
-                if r.commands:
-                    out += ["", "   " + fence("\n".join(r.commands), "sh").replace("\n", "\n   ")]
+            out += md_remedies([to_dict(r) for r in d.remedies], lambda r: " *(already in place)*" if r["already_applied"] else "")
             out.append("")
         if d.does_not_help:
             out += ["**Does not help**", ""] + [f"- {t}" for t in d.does_not_help] + [""]
@@ -44,6 +34,5 @@ def render_markdown(report: Report) -> str:
             out += ["**References**", ""] + [f"- <{r}>" for r in d.references] + [""]
     facts = [(n, report.facts[n]) for n in IMPORTANT_FACTS if n in report.facts]
     if facts:
-        out += ["### Environment", "", "| fact | value |", "|---|---|"]
-        out += [f"| {n} | `{_cell(v)}` |" for n, v in facts]
+        out += ["### Environment", ""] + md_facts_table(facts)
     return "\n".join(out).rstrip() + "\n"
