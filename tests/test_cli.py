@@ -169,3 +169,10 @@ def test_usage_errors_are_one_line(args):
     p = run(*args)
     assert p.returncode == 2
     assert len(p.stderr.decode().strip().splitlines()) == 1, p.stderr
+
+
+@pytest.mark.parametrize("args", [[], ["rules"], ["incidents"]])
+def test_a_command_group_given_nothing_shows_its_help(args, capsys):
+    assert main(args) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("Usage: tracelens") and "Commands:" in out and err == ""

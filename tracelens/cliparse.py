@@ -459,8 +459,9 @@ class Group(Command):
         node, prog, tokens = self, self.name, list(argv)
         while isinstance(node, Group):
             parser = node.make_parser(prog, with_commands=False)
-            if not tokens:  # a group given nothing shows its help, as a usage error
-                raise UsageError(help_page(node.make_parser(prog)), parser)
+            if not tokens:  # a group given nothing shows its help (on stdout, exit 0, like --help)
+                echo(node.make_parser(prog).format_help(), nl=False)
+                return
             given, rest = _scan(parser, tokens, interspersed=False)
             for action, _opt, _value in given:
                 if getattr(action, "role", None) == "help":
