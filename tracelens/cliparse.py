@@ -424,21 +424,21 @@ class Group(Command):
         self.version = version
         self.commands: dict[str, Command] = {}
 
-    def command(self, name: str | None = None):
-        def deco(f) -> Command:
-            cmd = Command(name or f.__name__.replace("_", "-"), f)
+    def _add(self, kind: type, name: str | None):
+        """A decorator that registers its function as a subcommand of this group."""
+
+        def deco(f):
+            cmd = kind(name or f.__name__.replace("_", "-"), f)
             self.commands[cmd.name] = cmd
             return cmd
 
         return deco
 
-    def group(self, name: str | None = None):
-        def deco(f) -> Group:
-            grp = Group(name or f.__name__.replace("_", "-"), f)
-            self.commands[grp.name] = grp
-            return grp
+    def command(self, name: str | None = None):
+        return self._add(Command, name)
 
-        return deco
+    def group(self, name: str | None = None):
+        return self._add(Group, name)
 
     def make_parser(self, prog: str, subparsers=None, with_commands: bool = True) -> Parser:
         parser = super().make_parser(prog, subparsers)

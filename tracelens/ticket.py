@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from urllib.parse import quote
 
-from .render.common import IMPORTANT_FACTS, fence, md_facts_table, md_remedies
+from .render.common import fence, important_facts, md_facts_table, md_remedies
 
 GITHUB_URL_LIMIT = 8000
 """Stay under the length GitHub accepts for a new-issue URL."""
@@ -32,7 +32,7 @@ def summary(report: dict, incident: dict | None = None) -> str:
 
 def _env_rows(report: dict) -> list[tuple[str, str]]:
     facts = report.get("facts") or {}
-    return [(n, facts[n]) for n in IMPORTANT_FACTS if n in facts]
+    return important_facts(facts)
 
 
 def markdown(report: dict, excerpt: str, incident: dict | None = None, *, with_excerpt: bool = True) -> str:

@@ -47,9 +47,15 @@ def md_remedies(remedies: list[dict], mark=lambda remedy: "") -> list[str]:
     return out
 
 
+def important_facts(facts: dict[str, str]) -> list[tuple[str, str]]:
+    """(name, value) of the facts that matter most, in IMPORTANT_FACTS order."""
+    return [(n, facts[n]) for n in IMPORTANT_FACTS if n in facts]
+
+
 def md_facts_table(rows: list[tuple[str, str]]) -> list[str]:
     """The facts that matter as a Markdown table (pipes in values escaped)."""
     if not rows:
         return []
-    return ["| fact | value |", "|---|---|"] + [f"| {n} | `{str(v).replace('|', chr(92) + '|')}` |" for n, v in rows]
+    cells = [(n, str(v).replace("|", "\\|")) for n, v in rows]
+    return ["| fact | value |", "|---|---|"] + [f"| {n} | `{v}` |" for n, v in cells]
 

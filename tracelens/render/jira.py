@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..models import Report
-from .common import IMPORTANT_FACTS, summary_line
+from .common import important_facts, summary_line
 
 
 def _code(text: str) -> str:
@@ -38,7 +38,7 @@ def render_jira(report: Report) -> str:
             out += ["*Does not help*"] + [f"* {t}" for t in d.does_not_help] + [""]
         if d.references:
             out += ["*References*"] + [f"* {r}" for r in d.references] + [""]
-    facts = [(n, report.facts[n]) for n in IMPORTANT_FACTS if n in report.facts]
+    facts = important_facts(report.facts)
     if facts:
         out += ["h3. Environment", "||fact||value||"] + [f"|{n}|{{{{{v}}}}}|" for n, v in facts]
     return "\n".join(out).rstrip() + "\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..models import Report, to_dict
-from .common import IMPORTANT_FACTS, fence, md_facts_table, md_remedies, summary_line
+from .common import fence, important_facts, md_facts_table, md_remedies, summary_line
 
 
 def render_markdown(report: Report) -> str:
@@ -32,7 +32,7 @@ def render_markdown(report: Report) -> str:
             out += ["**Does not help**", ""] + [f"- {t}" for t in d.does_not_help] + [""]
         if d.references:
             out += ["**References**", ""] + [f"- <{r}>" for r in d.references] + [""]
-    facts = [(n, report.facts[n]) for n in IMPORTANT_FACTS if n in report.facts]
+    facts = important_facts(report.facts)
     if facts:
         out += ["### Environment", ""] + md_facts_table(facts)
     return "\n".join(out).rstrip() + "\n"

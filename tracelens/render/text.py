@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..models import Diagnosis, Report
-from .common import IMPORTANT_FACTS, summary_line
+from .common import important_facts, summary_line
 
 
 _FG = {"red": 31, "yellow": 33, "cyan": 36, "white": 37}
@@ -86,7 +86,7 @@ def render_text(report: Report, color: bool = False) -> str:
         for h in report.similar:
             fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
             lines.append(f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {h['title'][:80]}{fix}")
-    facts = [(n, report.facts[n]) for n in IMPORTANT_FACTS if n in report.facts]
+    facts = important_facts(report.facts)
     if facts:
         lines += ["", "Facts:"]
         width = max(len(n) for n, _ in facts)
