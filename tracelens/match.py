@@ -536,14 +536,19 @@ def unexplained_exception(doc: Document, diags: list[Diagnosis]):
     print order; exceptions raised after someone asked the process to stop do not."""
     explained = {e.line for d in diags for e in d.evidence}
 
+    seen: dict[int, bool] = {}
+
     def quoted(tb) -> bool:
         # the evidence quotes an exception of this chain: the chain is the symptom's own
-        return any(
-            n in explained
-            for s in tb.segments
-            if s.exception is not None
-            for n in range(s.exception.line, max(s.exception.line, s.exception.end_line) + 1)
-        )
+        # (worked out once per traceback, not once per segment)
+        if id(tb) not in seen:
+            seen[id(tb)] = any(
+                n in explained
+                for s in tb.segments
+                if s.exception is not None
+                for n in range(s.exception.line, max(s.exception.line, s.exception.end_line) + 1)
+            )
+        return seen[id(tb)]
 
     stop = None
     for seg, tb in _segments(doc.tracebacks):
