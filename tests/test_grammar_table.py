@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from corpus_expect import CORPUS, corpus_logs
+from corpus_expect import corpus_logs
 from tracelens import traceback as tb_module
 from tracelens.engine import parse, parse_path
 from tracelens.grammars import generate
@@ -45,7 +45,6 @@ def _lark_parser():
 def _lark_parse(tokens, callbacks):
     """Lark's parser and tree builder, with the same callbacks as a transformer."""
     from lark.exceptions import LarkError
-    from lark.parsers.lalr_parser import LALR_Parser  # noqa: F401  (Lark's LALR runtime)
 
     parser = _lark_parser()
     try:
