@@ -113,6 +113,32 @@ class FixedIn:
 
 
 @model
+class Verified:
+    """One check of a rule's actionable claim against released code."""
+
+    __pydantic_config__ = _CONFIG
+    release: str
+    """The release read, as ``package==version`` (a wheel from the registry or the source at
+    its release tag)."""
+    file: str
+    """The file in that release where the claim was checked, e.g. ``vllm/engine/arg_utils.py``."""
+    checked: str
+    """What was found there: the flag, variable, command or version boundary and its effect."""
+
+
+@model
+class Upstream:
+    """Where the message a rule matches is printed, in the upstream source."""
+
+    __pydantic_config__ = _CONFIG
+    file: str
+    """The source file, with the release or tag read, e.g. ``vllm/v1/attention/selector.py@v0.16.0``."""
+    text: str
+    """The statement that prints or raises it, as written there (the constant part is what
+    the rule matches)."""
+
+
+@model
 class RemedySpec:
     __pydantic_config__ = _CONFIG
     title: str
@@ -165,6 +191,11 @@ class Rule:
     references: Annotated[list[str], _MinLen(1)]
     false_positives: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    upstream: list[Upstream] = field(default_factory=list)
+    """The upstream statements that print the failure this rule matches."""
+    verified: list[Verified] = field(default_factory=list)
+    """Where each flag, environment variable, command and version claim of the remedies,
+    notes and does-not-help items was checked in released code."""
 
 
 def _semantic_errors(rule: Rule):
