@@ -112,9 +112,9 @@ def _check_bytecode() -> None:
     not do."""
     import importlib.util
 
-    import tracelens.cli
+    import tracelens.cli.app
 
-    if not Path(importlib.util.cache_from_source(tracelens.cli.__file__)).exists():
+    if not Path(importlib.util.cache_from_source(tracelens.cli.app.__file__)).exists():
         print("note: tracelens has no cached bytecode here, so each run compiles it; "
               "measure a regular install (pip install .) for users' figures")
 

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tracelens.engine import diagnose  # noqa: E402
-from tracelens.similar import similar  # noqa: E402
-from tracelens.store import Store, now  # noqa: E402
+from tracelens.incidents.similar import similar  # noqa: E402
+from tracelens.incidents.store import Store, now  # noqa: E402
 
 TYPES = ["RuntimeError", "ValueError", "torch.OutOfMemoryError", "KeyError", "AssertionError", "OSError",
          "torch.distributed.DistBackendError", "ImportError", "TypeError", "AttributeError"]

@@ -6,14 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from tracelens.clidoc import commands, reference
+from tracelens.cli.doc import commands, reference
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("path,cmd", commands(), ids=[" ".join(p) for p, _ in commands()])
 def test_every_command_has_a_docstring_with_an_example(path, cmd):
-    assert cmd.description and "Example:" in cmd.description, " ".join(path)
+    assert cmd.help and "Example:" in cmd.help, " ".join(path)
 
 
 def test_cli_reference_is_current():

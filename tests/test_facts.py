@@ -173,7 +173,7 @@ def test_payloads_are_structured():
 
 
 def test_exception_line_printed_alone_keeps_its_continuation():
-    from tracelens.document import iter_exceptions
+    from tracelens.parse.document import iter_exceptions
 
     doc = parse(
         "RuntimeError: Failed to import transformers.models.x.modeling_x because of the following error:\n"
@@ -188,7 +188,7 @@ def test_exception_line_printed_alone_keeps_its_continuation():
 
 
 def test_an_indented_message_block_continues_past_three_lines():
-    from tracelens.document import iter_exceptions
+    from tracelens.parse.document import iter_exceptions
 
     doc = parse(
         "RuntimeError: Version mismatch: The cluster was started with:\n"

@@ -9,21 +9,21 @@ from pathlib import Path
 import pytest
 
 from corpus_expect import corpus_logs
-from tracelens import traceback as tb_module
+from tracelens.parse import traceback as tb_module
 from tracelens.engine import parse, parse_path
-from tracelens.grammars import generate
+from tracelens.parse.grammars import generate
 from tracelens.models import to_dict
-from tracelens.tblex import _tok
+from tracelens.parse.lexer import _tok
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = corpus_logs() + sorted((ROOT / "rules").rglob("*.example*.log"))
 
 
 def test_table_is_current():
-    shipped = (ROOT / "tracelens" / "grammars" / "traceback_table.py").read_text()
+    shipped = (ROOT / "tracelens" / "parse" / "grammars" / "traceback_table.py").read_text()
     assert shipped == generate.render(), (
-        "grammars/traceback_table.py is stale: python -m tracelens.grammars.generate "
-        "> tracelens/grammars/traceback_table.py"
+        "grammars/traceback_table.py is stale: python -m tracelens.parse.grammars.generate "
+        "> tracelens/parse/grammars/traceback_table.py"
     )
 
 

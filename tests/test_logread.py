@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from tracelens.logread import peel, records_from_bytes
+from tracelens.read.logread import peel, records_from_bytes
 
 ENVELOPES = [
     # (line, text, stream, level, source)

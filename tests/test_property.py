@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from corpus_expect import corpus_logs
 from tracelens.engine import diagnose, parse
-from tracelens.logread import records_from_bytes
+from tracelens.read.logread import records_from_bytes
 
 LOGS = [p.read_bytes() for p in corpus_logs()]
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tracelens import scan
+from tracelens.read import scan
 from tracelens.engine import diagnose, parse_path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -17,11 +17,11 @@ import sqlite_utils
 
 from tracelens.cli import main
 from tracelens.engine import diagnose
-from tracelens.incident import save
-from tracelens.redact import Redactor
-from tracelens.similar import attach_similar, similar
-from tracelens.store import MIGRATIONS, Store
-from tracelens.ticket import GITHUB_URL_LIMIT, render_ticket
+from tracelens.incidents.incident import save
+from tracelens.incidents.redact import Redactor
+from tracelens.incidents.similar import attach_similar, similar
+from tracelens.incidents.store import MIGRATIONS, Store
+from tracelens.incidents.ticket import GITHUB_URL_LIMIT, render_ticket
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
@@ -92,7 +92,7 @@ def test_crash_mid_ingest_leaves_the_database_consistent(db):
     Store(db).close()
     code = f"""
 import os
-from tracelens.store import Store
+from tracelens.incidents.store import Store
 s = Store({str(db)!r})
 s.db.conn.execute("BEGIN IMMEDIATE")
 s.db["incidents"].insert({{"fingerprint": "half", "first_seen": "x", "last_seen": "x", "count": 1, "status": "open"}})

@@ -9,7 +9,7 @@ import pytest
 from textual.widgets import DataTable, Input, ListView, Select, TabbedContent
 
 from tracelens.engine import diagnose
-from tracelens.store import Store
+from tracelens.incidents.store import Store
 from tracelens.tui import make_app
 from tracelens.tui.screens.diagnosis import DiagnosisScreen
 from tracelens.tui.screens.dialogs import AttachScreen, ExportScreen, HelpScreen, NewLogScreen, ResolveScreen

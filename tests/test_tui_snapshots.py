@@ -38,7 +38,7 @@ def test_rules_browser(snap_compare, tmp_path):
     import shutil
     from pathlib import Path
 
-    from tracelens.rulebook import load, shipped_rules_dir
+    from tracelens.rulebook.load import load, shipped_rules_dir
 
     root = tmp_path / "rules"
     for rule_id in BROWSED_RULES:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from tracelens.engine import diagnose
-from tracelens.incident import save
-from tracelens.redact import Redactor
-from tracelens.store import Store
+from tracelens.incidents.incident import save
+from tracelens.incidents.redact import Redactor
+from tracelens.incidents.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"

@@ -7,6 +7,6 @@ __all__ = ["__version__", "diagnose"]
 
 def diagnose(data, rules=None, source="-"):
     """Diagnose a log (str or bytes); see :func:`tracelens.engine.diagnose`."""
-    from .engine import diagnose as _diagnose
+    from tracelens.engine import diagnose as _diagnose
 
     return _diagnose(data, rules, source)

@@ -1,3 +1,3 @@
-from .entry import run
+from tracelens.cli.entry import run
 
 run()

@@ -6,10 +6,11 @@ writes nothing.
 
 from __future__ import annotations
 
-from . import document, scan
-from .match import evaluate
-from .models import Document, Report
-from .rulebook import RuleSet, default_rules
+from tracelens.models import Document, Report
+from tracelens.parse import document
+from tracelens.read import scan
+from tracelens.rulebook.load import RuleSet, default_rules
+from tracelens.rulebook.rank import evaluate
 
 
 def parse(data: str | bytes, source: str = "-") -> Document:
@@ -20,9 +21,9 @@ def parse(data: str | bytes, source: str = "-") -> Document:
 
 
 def parse_path(path: str, opened=None, prefetch=None) -> Document:
-    """Parse a file (or ``-`` for stdin). Raises :class:`~tracelens.scan.InputError`.
-    ``opened``/``prefetch`` come from :func:`tracelens.scan.open_input` and
-    :func:`tracelens.scan.start_scan` when the caller started reading early."""
+    """Parse a file (or ``-`` for stdin). Raises :class:`~tracelens.read.scan.InputError`.
+    ``opened``/``prefetch`` come from :func:`tracelens.read.scan.open_input` and
+    :func:`tracelens.read.scan.start_scan` when the caller started reading early."""
     records, size, lines, full, encoding, name = scan.read_path(path, opened, prefetch)
     return document.build(records, source=name, size=size, line_count=lines, full_parse=full, encoding=encoding)
 

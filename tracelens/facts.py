@@ -4,7 +4,7 @@ A table of extractors, each a cheap literal trigger and a regex (or a function f
 payloads: vLLM's engine config, ``non-default args``, ``AttentionSelectorConfig(...)``, the
 attention selector's ``Reasons: {...}`` map, torchrun's root-cause block).
 
->>> from tracelens.logread import records_from_text
+>>> from tracelens.read.logread import records_from_text
 >>> fs, _ = extract(records_from_text("INFO 01-20 13:03:40 [api_server.py:1] vLLM API server version 0.16.0"))
 >>> [(f.name, f.value) for f in fs]
 [('vllm_version', '0.16.0')]
@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .models import Fact, Record
+from tracelens.models import Fact, Record
 
 _Out = list[Fact]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..models import Report
+from tracelens.models import Report
 
 IMPORTANT_FACTS = (
     "vllm_version", "sglang_version", "torch_version", "transformers_version", "accelerate_version", "cuda_version",

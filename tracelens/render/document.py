@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..models import Document, Traceback
+from tracelens.models import Document, Traceback
 
 
 def _tb_lines(tb: Traceback, indent: str = "  ") -> list[str]:

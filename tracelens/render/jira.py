@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..models import Report
-from .common import important_facts, summary_line
+from tracelens.models import Report
+from tracelens.render.common import important_facts, summary_line
 
 
 def _code(text: str) -> str:

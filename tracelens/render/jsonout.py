@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from .. import __version__
-from ..models import Document, Report, to_dict
+from tracelens import __version__
+from tracelens.models import Document, Report, to_dict
 
 
 def report_dict(report: Report) -> dict:

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from ..models import Report, to_dict
-from .common import fence, important_facts, md_facts_table, md_remedies, summary_line
+from tracelens.models import Report, to_dict
+from tracelens.render.common import (
+    fence,
+    important_facts,
+    md_facts_table,
+    md_remedies,
+    summary_line,
+)
 
 
 def render_markdown(report: Report) -> str:

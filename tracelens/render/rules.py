@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..rulebook import LoadedRule
+from tracelens.rulebook.load import LoadedRule
 
 
 def render_rule(lr: LoadedRule) -> str:

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from ..models import Diagnosis, Report
-from .common import important_facts, summary_line
-
+from tracelens.models import Diagnosis, Report
+from tracelens.render.common import important_facts, summary_line
 
 _FG = {"red": 31, "yellow": 33, "cyan": 36, "white": 37}
 
@@ -58,7 +57,7 @@ def render_text(report: Report, color: bool = False) -> str:
     lines = [summary_line(report)]
     if not report.diagnoses:
         lines.append("")
-        from ..signature import stop_requested_line, teardown_only
+        from tracelens.parse.lifecycle import stop_requested_line, teardown_only
 
         if teardown_only(doc):
             lines.append(

@@ -1,5 +1,5 @@
 """The terminal UI: browse incidents and rules, diagnose a new log, act on it."""
 
-from .app import TracelensApp, make_app
+from tracelens.tui.app import TracelensApp, make_app
 
 __all__ = ["TracelensApp", "make_app"]

@@ -11,7 +11,7 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
-from ..models import Report
+from tracelens.models import Report
 
 
 class TracelensApp(App):
@@ -36,14 +36,14 @@ class TracelensApp(App):
     @property
     def rules(self):
         if self._rules is None:
-            from ..rulebook import default_rules
+            from tracelens.rulebook.load import default_rules
 
             self._rules = default_rules()
         return self._rules
 
     def store(self, create: bool = True):
         """The incident store, or ``None`` (with a notification) when it cannot be opened."""
-        from ..store import Store, StoreError
+        from tracelens.incidents.store import Store, StoreError
 
         try:
             return Store(self.db_path, create=create)
@@ -52,9 +52,9 @@ class TracelensApp(App):
             return None
 
     def diagnose_bytes(self, data: bytes, source: str) -> Report:
-        from ..engine import parse, report
-        from ..similar import attach_similar
-        from ..store import StoreError
+        from tracelens.engine import parse, report
+        from tracelens.incidents.similar import attach_similar
+        from tracelens.incidents.store import StoreError
 
         rep = report(parse(data, source), self.rules)
         try:
@@ -66,22 +66,22 @@ class TracelensApp(App):
     # screens ------------------------------------------------------------------------------------
 
     def on_mount(self) -> None:
-        from .screens.incidents import IncidentsScreen
+        from tracelens.tui.screens.incidents import IncidentsScreen
 
         self.push_screen(IncidentsScreen())
         if self.initial_report is not None:
             self.open_report(self.initial_report)
 
     def open_report(self, rep: Report) -> None:
-        from .screens.diagnosis import DiagnosisScreen
-        from .view import from_report
+        from tracelens.tui.screens.diagnosis import DiagnosisScreen
+        from tracelens.tui.view import from_report
 
         self.push_screen(DiagnosisScreen(from_report(rep)))
 
     def open_incident(self, incident_id: int) -> None:
-        from ..store import StoreError
-        from .screens.diagnosis import DiagnosisScreen
-        from .view import from_incident
+        from tracelens.incidents.store import StoreError
+        from tracelens.tui.screens.diagnosis import DiagnosisScreen
+        from tracelens.tui.view import from_incident
 
         store = self.store(create=False)
         if store is None:
@@ -96,7 +96,7 @@ class TracelensApp(App):
         self.push_screen(DiagnosisScreen(view))
 
     def action_help(self) -> None:
-        from .screens.dialogs import HelpScreen
+        from tracelens.tui.screens.dialogs import HelpScreen
 
         self.push_screen(HelpScreen())
 
@@ -106,6 +106,6 @@ class TracelensApp(App):
 
 def make_app(*, db_path: Path | str | None = None, rules=None, report: Report | None = None) -> TracelensApp:
     """Build the app (tests use this with a temporary store and corpus logs)."""
-    from ..store import default_path
+    from tracelens.incidents.store import default_path
 
     return TracelensApp(db_path=Path(db_path) if db_path else default_path(), rules=rules, report=report)

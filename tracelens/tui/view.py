@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..logread import clean
-from ..models import Report, Traceback
+from tracelens.models import Report, Traceback
+from tracelens.read.logread import clean
 
 
 @dataclass
@@ -44,7 +44,7 @@ class DiagnosisView:
 
 
 def from_report(rep: Report) -> DiagnosisView:
-    from ..render.jsonout import report_dict
+    from tracelens.render.jsonout import report_dict
 
     data = report_dict(rep)
     data.pop("document", None)

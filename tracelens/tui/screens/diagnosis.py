@@ -8,17 +8,28 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, ListItem, ListView, Static, TabbedContent, TabPane, Tree
+from textual.widgets import (
+    DataTable,
+    Footer,
+    Header,
+    Label,
+    ListItem,
+    ListView,
+    Static,
+    TabbedContent,
+    TabPane,
+    Tree,
+)
 
-from ...models import Traceback
-from ..view import DiagnosisView
+from tracelens.models import Traceback
+from tracelens.tui.view import DiagnosisView
 
 CONTEXT = 6
 """Log lines shown around each evidence line."""
 def is_library(frame) -> bool:
     """Plumbing: the standard library, import machinery, and the generic call/dispatch frames
     that fingerprints skip too (torch.nn call wrappers, multiprocessing, asyncio …)."""
-    from ...signature import SKIP_FUNCTIONS, SKIP_MODULES
+    from tracelens.incidents.signature import SKIP_FUNCTIONS, SKIP_MODULES
 
     path, mod = frame.file, frame.module or ""
     if path.startswith("<frozen") or ("/lib/python" in path and "-packages" not in path):
@@ -277,8 +288,8 @@ class DiagnosisScreen(Screen):
         if self.view.live is None:
             self.notify("this incident is already stored", severity="warning")
             return
-        from ...incident import save
-        from ...redact import Redactor
+        from tracelens.incidents.incident import save
+        from tracelens.incidents.redact import Redactor
 
         store = self.app.store()
         if store is None:
@@ -302,7 +313,7 @@ class DiagnosisScreen(Screen):
     def action_resolve(self) -> None:
         if not self._need_incident():
             return
-        from .dialogs import ResolveScreen
+        from tracelens.tui.screens.dialogs import ResolveScreen
 
         remedies = [r["title"] for r in (self.view.diagnoses[0].get("remedies") if self.view.diagnoses else []) or []]
         self.app.push_screen(ResolveScreen(remedies), self._resolved)
@@ -323,7 +334,7 @@ class DiagnosisScreen(Screen):
     def action_attach(self) -> None:
         if not self._need_incident():
             return
-        from .dialogs import AttachScreen
+        from tracelens.tui.screens.dialogs import AttachScreen
 
         self.app.push_screen(AttachScreen(), self._attached)
 
@@ -338,7 +349,7 @@ class DiagnosisScreen(Screen):
         self.notify(f"attached {ref}")
 
     def action_export(self) -> None:
-        from .dialogs import ExportScreen
+        from tracelens.tui.screens.dialogs import ExportScreen
 
         self.app.push_screen(ExportScreen(self.view))
 

@@ -156,9 +156,10 @@ class ExportScreen(_Form):
         inp.value = str(Path(inp.value).with_suffix("." + ext))
 
     def _ok(self) -> None:
-        from ...incident import excerpt as make_excerpt, redact_value
-        from ...redact import Redactor
-        from ...ticket import render_ticket
+        from tracelens.incidents.incident import excerpt as make_excerpt
+        from tracelens.incidents.incident import redact_value
+        from tracelens.incidents.redact import Redactor
+        from tracelens.incidents.ticket import render_ticket
 
         red = Redactor()
         v = self.view

@@ -10,7 +10,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from ...logread import clean
+from tracelens.read.logread import clean
 
 SHOWN = 200
 """Rows drawn at once (a screen shows a few dozen); the filter and sorting reach the rest."""
@@ -82,7 +82,7 @@ class IncidentsScreen(Screen):
             self.run_worker(self._load_all, thread=True, exclusive=True, group="load")
 
     def _load_all(self) -> None:
-        from ...store import Store
+        from tracelens.incidents.store import Store
 
         store = Store(self.app.db_path, create=False)
         rows = store.listing()
@@ -190,12 +190,12 @@ class IncidentsScreen(Screen):
         self.query_one("#status", Select).value = self.status if self.status else Select.NULL
 
     def action_new_log(self) -> None:
-        from .dialogs import NewLogScreen
+        from tracelens.tui.screens.dialogs import NewLogScreen
 
         self.app.push_screen(NewLogScreen())
 
     def action_rules(self) -> None:
-        from .rules import RulesScreen
+        from tracelens.tui.screens.rules import RulesScreen
 
         self.app.push_screen(RulesScreen())
 

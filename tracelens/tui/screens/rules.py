@@ -52,7 +52,7 @@ class RulesScreen(Screen):
             self.query_one("#rule", Static).update(Text("no rule matches"))
 
     def show(self, k: int) -> None:
-        from ...render.rules import render_rule
+        from tracelens.render.rules import render_rule
 
         self.current = k
         self.query_one("#rule", Static).update(Text(render_rule(self.rules[k])))

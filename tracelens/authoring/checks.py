@@ -1,0 +1,90 @@
+"""``rules lint`` and ``rules test``: the knowledge base checks itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracelens.engine import parse_path, report
+from tracelens.rulebook.load import RuleSet
+
+
+@dataclass
+class Result:
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+_FLAG = r"(?:^|[^\w./-])(--[a-z][a-z0-9]*(?:-[a-z0-9]+)*)"
+_ENV = r"\b((?:[A-Z][A-Z0-9]*_)+[A-Z0-9]+)=|\b((?:NCCL|VLLM|SGLANG|CUDA|PYTORCH|TORCH|TORCHINDUCTOR|HF|HUGGING_FACE|TRANSFORMERS|RAY|GLOO|NVIDIA|TRITON|OMP|MASTER|FLASHINFER|XLA|PJRT|HIP|ROCR|HSA|ACCELERATE|DS|CUBLAS|CUDNN|NVTE|LD|TOKENIZERS|UCX|FI)_[A-Z0-9_]*[A-Z0-9])\b"
+_VERSION = r"\b\d+\.\d+(?:\.\d+)?\b"
+
+
+def actionable_claims(rule) -> tuple[set[str], set[str], bool]:
+    """The flags and environment variables a rule's remedies, notes and does-not-help items
+    name, and whether they state a version: what its ``verified`` record must cover."""
+    from tracelens.regex import compile_regex
+
+    texts: list[str] = list(rule.does_not_help) + [n.text for n in rule.notes]
+    for rem in rule.remedies:
+        texts += [rem.title, *rem.steps, *rem.commands]
+    flags: set[str] = set()
+    env: set[str] = set()
+    version = any(rem.fixed_in for rem in rule.remedies)
+    flag_re, env_re, ver_re = compile_regex(_FLAG), compile_regex(_ENV), compile_regex(_VERSION)
+    for text in texts:
+        flags.update(m.group(1) for m in flag_re.finditer(text))
+        env.update(m.group(1) or m.group(2) for m in env_re.finditer(text))
+        version = version or ver_re.search(text) is not None
+    return flags, env, version
+
+
+def unverified(rule) -> list[str]:
+    """The actionable claims of a rule its ``verified`` record does not mention."""
+    flags, env, version = actionable_claims(rule)
+    record = " ".join(f"{v.release} {v.file} {v.checked}" for v in rule.verified)
+    missing = sorted(x for x in flags | env if x not in record)
+    if version and not rule.verified:
+        missing.append("versions")
+    return missing
+
+
+def lint(rs: RuleSet) -> list[str]:
+    """Problems beyond schema validity: missing examples, references that are not URLs,
+    flags, variables and versions not checked against released code."""
+    problems: list[str] = []
+    for lr in rs.rules:
+        r = lr.rule
+        missing = unverified(r)
+        if missing:
+            problems.append(f"{lr.path}: verified: no record of checking {', '.join(missing)} in released code")
+        if not lr.examples:
+            problems.append(f"{lr.path}: examples: no example log beside the rule ({lr.path.stem}.example.log)")
+        for ref in r.references:
+            if not ref.startswith(("https://", "http://")):
+                problems.append(f"{lr.path}: references: {ref!r} is not a URL")
+    return problems
+
+
+def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None) -> list[Result]:
+    results: list[Result] = []
+    for lr in rs.rules:
+        if only and lr.rule.id != only:
+            continue
+        if not lr.examples:
+            results.append(Result(lr.rule.id, False, "no example log"))
+        for ex in lr.examples:
+            rep = report(parse_path(str(ex)), rs)
+            got = [d.rule_id for d in rep.diagnoses]
+            if got and got[0] == lr.rule.id:
+                results.append(Result(f"{lr.rule.id} <- {ex.name}", True))
+            else:
+                results.append(Result(f"{lr.rule.id} <- {ex.name}", False, f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"))
+    if only is None:
+        for d in healthy_dirs:
+            for log in sorted(Path(d).glob("*.log")) if Path(d).is_dir() else []:
+                rep = report(parse_path(str(log)), rs)
+                got = [x.rule_id for x in rep.diagnoses]
+                results.append(Result(f"healthy {log.name}", not got, f"rules fired: {got}" if got else ""))
+    return results

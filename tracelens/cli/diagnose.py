@@ -1,0 +1,138 @@
+"""``diagnose``, ``parse`` and ``explain``: one log or one rule, read and explained."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from tracelens.cli.app import (
+    FILE,
+    SEVERITY_ORDER,
+    Failure,
+    _load_rules,
+    _open,
+    _read,
+    echo,
+    make_redactor,
+    quiet_stdout,
+    rules_option,
+)
+
+
+@click.command()
+@click.argument("log", default="-", metavar="[FILE|-]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "jira"]), default="text", show_default=True, help="Output format.")
+@rules_option
+@click.option("--fail-on", type=click.Choice(list(SEVERITY_ORDER)), default=None, help="Exit 1 when a diagnosis at or above this severity is found (CI gates).")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
+@click.option("--save", is_flag=True, help="Store the diagnosis as an incident (see 'tracelens incidents').")
+@click.option("--db", "db_path", type=FILE, default=None, help="Incident database (default: TRACELENS_DB, else the user data dir).")
+@click.option("--redact-regex", "redact_regex", multiple=True, help="With --save: also redact matches of this regex.")
+@click.option("--no-redact", is_flag=True, help="With --save: store the log text as is.")
+def diagnose(
+    log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None,
+    save: bool, db_path: str | None, redact_regex: tuple[str, ...], no_redact: bool,
+) -> None:
+    """Diagnose a crash log: root cause, evidence lines, remedies.
+
+    When an incident database exists, the most similar past incidents are listed too.
+
+    Example:
+
+        tracelens diagnose server.log --format json
+    """
+    early = _open(log)  # a large log starts being scanned while the rest is imported
+    from tracelens.engine import report
+    from tracelens.render import render
+
+    rules = _load_rules(rules_dirs)
+    doc = _read(log, early)
+    rep = report(doc, rules)
+    _with_history(rep, db_path, save, redact_regex, no_redact)
+    use_color = sys.stdout.isatty() if color is None else color
+    failing = fail_on is not None and any(
+        SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
+    )
+    try:
+        echo(render(rep, fmt, color=use_color and fmt == "text"), keep_ansi=use_color)
+    except BrokenPipeError:  # a reader that stopped early (`| head`): the gate still counts
+        quiet_stdout()
+    if failing:
+        sys.exit(1)
+
+
+def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
+    """Save the report as an incident and/or add similar past incidents to it."""
+    from tracelens.paths import default_db
+
+    path = Path(db_path) if db_path else default_db()
+    if not save and not path.exists():
+        return
+    from tracelens.incidents.similar import attach_similar, similar
+    from tracelens.incidents.store import Store, StoreError
+
+    if not save:
+        try:
+            attach_similar(rep, path, limit=3)
+        except StoreError as exc:
+            raise Failure(str(exc)) from None
+        return
+    from tracelens.incidents.incident import save as save_incident
+
+    redactor = make_redactor(redact_regex, no_redact)
+    try:
+        store = Store(path)
+        rep.similar = similar(store, rep, limit=3)
+        rec = save_incident(store, rep, redactor, source=rep.source)
+        if rec is None:
+            echo("tracelens: no failure in this log: nothing saved", err=True)
+        else:
+            what = "new incident" if rec.new else "seen before: incident"
+            echo(f"tracelens: saved ({what} #{rec.incident_id}) in {store.path}", err=True)
+        store.close()
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+
+
+@click.command()
+@click.argument("log", default="-", metavar="[FILE|-]")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def parse(log: str, fmt: str) -> None:
+    """Show what tracelens reads in a log: streams, tracebacks, error lines, facts.
+
+    Example:
+
+        tracelens parse server.log --format json
+    """
+    import json
+
+    from tracelens.render.document import render_document_text
+    from tracelens.render.jsonout import document_dict
+
+    doc = _read(log)
+    if fmt == "json":
+        data = {"diagnoses": [], **document_dict(doc)}
+        echo(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        echo(render_document_text(doc))
+
+
+@click.command()
+@click.argument("rule_id")
+@rules_option
+def explain(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
+    """Explain a rule: what it detects, why, what to do.
+
+    Example:
+
+        tracelens explain vllm/attention/mla-fp8-kv-unsupported
+    """
+    from tracelens.render.rules import render_rule
+
+    rules = _load_rules(rules_dirs)
+    lr = rules.get(rule_id)
+    if lr is None:
+        raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
+    echo(render_rule(lr))

@@ -1,0 +1,30 @@
+"""The ``tracelens`` command as a process: :func:`tracelens.cli.main`, made quick to start and
+to leave.
+
+A run reads one log and ends, so the cyclic garbage collector is left off (the objects of one
+run are freed when the process ends; commands that run long or read many logs, ``tui`` and
+``ingest``, turn it back on), and once the output is flushed the process ends without the
+interpreter's teardown: on a small machine that teardown takes longer than diagnosing a crash
+log.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sys
+
+
+def run() -> None:
+    gc.disable()
+    from tracelens.cli import main
+
+    code = main()
+    if os.name != "posix":  # elsewhere a temporary file may still need its cleanup
+        sys.exit(code)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
+            pass
+    os._exit(code)

@@ -1,0 +1,353 @@
+"""CLI commands over the incident store: ingest, incidents, similar, ticket."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from tracelens.cli.app import (
+    ANY_PATH,
+    FILE,
+    Failure,
+    HelpGroup,
+    _load_rules,
+    _read,
+    db_option,
+    echo,
+    long_running,
+    make_redactor,
+    open_store,
+    redact_options,
+    rules_option,
+)
+
+
+def _incident_json(inc: dict) -> dict:
+    return {k: v for k, v in inc.items() if not isinstance(v, bytes)}
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=ANY_PATH)
+@db_option
+@redact_options
+@rules_option
+def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
+    """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
+
+    The same crash seen again increments its incident instead of creating a new one.
+
+    Example:
+
+        tracelens ingest /var/log/vllm/ crash-0412.log
+    """
+    long_running()
+    from tracelens.engine import parse_path, report
+    from tracelens.incidents.incident import save
+    from tracelens.read.scan import InputError
+
+    files: list[Path] = []
+    for p in paths:
+        path = Path(p)
+        if path.is_dir():
+            files += sorted(q for q in path.rglob("*") if q.is_file() and q.suffix in (".log", ".txt"))
+        elif path.exists():
+            files.append(path)
+        else:
+            raise Failure(f"{p}: no such file or directory")
+    rules = _load_rules(rules_dirs)
+    redactor = make_redactor(redact_regex, no_redact)
+    store = open_store(db_path)
+    new = repeat = healthy = 0
+    unreadable: list[str] = []
+    with click.progressbar(files, label="ingesting", file=sys.stderr) as bar:
+        for f in bar:
+            try:
+                rep = report(parse_path(str(f)), rules)
+            except InputError as exc:
+                unreadable.append(str(exc))
+                continue
+            rec = save(store, rep, redactor, source=str(f))
+            if rec is None:
+                healthy += 1
+            elif rec.new:
+                new += 1
+            else:
+                repeat += 1
+    for msg in unreadable:
+        echo(f"tracelens: skipped {msg}", err=True)
+    echo(f"{len(files)} log(s): {new} new incident(s), {repeat} seen before, {healthy} without a failure, {len(unreadable)} unreadable ({store.path})")
+
+
+@click.group(cls=HelpGroup)
+def incidents() -> None:
+    """Browse and update past incidents.
+
+    Example:
+
+        tracelens incidents list --status open --since 2025-01-01
+    """
+
+
+@incidents.command("list")
+@db_option
+@click.option("--status", type=click.Choice(["open", "resolved", "ignored"]), default=None)
+@click.option("--category", default=None)
+@click.option("--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD).")
+@click.option("--search", default=None, help="Full-text search over titles, messages and resolutions.")
+@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
+    """List incidents, most recently seen first.
+
+    Example:
+
+        tracelens incidents list --search "attention backend" --format json
+    """
+    store = open_store(db_path, create=False)
+    rows = store.incidents(status=status, category=category, since=since, search=search, limit=limit)
+    if fmt == "json":
+        echo(json.dumps([_incident_json(r) for r in rows], indent=2))
+        return
+    if not rows:
+        echo("no incidents")
+        return
+    for r in rows:
+        echo(f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}")
+
+
+@incidents.command("show")
+@click.argument("incident_id", type=int)
+@db_option
+@click.option("--explain", is_flag=True, help="Show the clear text each fingerprint was made from.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def incidents_show(incident_id, db_path, explain, fmt) -> None:
+    """Show one incident: what it is, when it was seen, what fixed it.
+
+    Example:
+
+        tracelens incidents show 12 --explain
+    """
+    from tracelens.incidents.store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        inc = store.incident(incident_id)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    excerpt, rep = store.latest_occurrence(incident_id)
+    if fmt == "json":
+        data = _incident_json(inc)
+        data["report"] = rep
+        data["excerpt"] = excerpt
+        echo(json.dumps(data, indent=2))
+        return
+    echo(f"#{inc['id']}  {inc['title']}")
+    echo(f"  category {inc['category']} · rule {inc['rule_id'] or '-'} · status {inc['status']}")
+    echo(f"  seen {inc['count']} time(s): first {inc['first_seen']}, last {inc['last_seen']}")
+    if inc.get("remedy_worked") or inc.get("resolution_note"):
+        echo(f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}")
+    for t in inc["tickets"]:
+        echo(f"  ticket: {t['ref']} ({t['created_at']})")
+    diags = rep.get("diagnoses") or []
+    if diags:
+        echo("\n  Root cause: " + diags[0]["root_cause"])
+        echo("  Remedies:")
+        for k, r in enumerate(diags[0]["remedies"], 1):
+            echo(f"    {k}. {r['title']}")
+    echo("\n  Occurrences:")
+    for occ in inc["occurrences"][-10:]:
+        echo(f"    {occ['seen_at']}  {occ['source']}" + (f"  host {occ['host']}" if occ.get("host") else ""))
+    if explain:
+        echo("\n  Fingerprints (hash <- clear text):")
+        echo(f"    coarse {inc['fingerprint']} <- {inc['signature']}")
+        fines = {(o["fingerprint_fine"], o["signature_fine"]) for o in inc["occurrences"]}
+        for fp, text in sorted(fines):
+            echo(f"    fine   {fp} <- {text}")
+    if excerpt:
+        echo("\n  Latest excerpt:")
+        for line in excerpt.splitlines()[:40]:
+            echo("    " + line)
+
+
+@incidents.command("resolve")
+@click.argument("incident_id", type=int)
+@db_option
+@click.option("--remedy", type=int, default=None, help="Number of the remedy that worked (as listed by 'show').")
+@click.option("--note", default=None, help="What was done.")
+def incidents_resolve(incident_id, db_path, remedy, note) -> None:
+    """Mark an incident resolved, with the remedy that worked and a note.
+
+    Example:
+
+        tracelens incidents resolve 12 --remedy 2 --note "removed kv_cache_quant_algo"
+    """
+    from tracelens.incidents.store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        remedy_title = None
+        if remedy is not None:
+            _excerpt, rep = store.latest_occurrence(incident_id)
+            remedies = (rep.get("diagnoses") or [{}])[0].get("remedies") or []
+            store.incident(incident_id)
+            if not 1 <= remedy <= len(remedies):
+                raise Failure(f"incident {incident_id} has {len(remedies)} remed{'y' if len(remedies) == 1 else 'ies'}; --remedy {remedy} is not one")
+            remedy_title = remedies[remedy - 1]["title"]
+        store.resolve(incident_id, remedy_title, note)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    echo(f"incident {incident_id} resolved" + (f" with: {remedy_title}" if remedy_title else ""))
+
+
+@incidents.command("attach")
+@click.argument("incident_id", type=int)
+@click.argument("ref")
+@db_option
+def incidents_attach(incident_id, ref, db_path) -> None:
+    """Record a ticket link (URL or key such as OPS-1234) on an incident.
+
+    Example:
+
+        tracelens incidents attach 12 https://tracker.example.org/browse/OPS-1234
+    """
+    from tracelens.incidents.store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        store.attach(incident_id, ref)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    echo(f"incident {incident_id}: attached {ref}")
+
+
+@click.command()
+@click.argument("log", default="-", metavar="[FILE|-]")
+@db_option
+@click.option("--limit", type=int, default=5, show_default=True)
+@click.option("--min-score", type=float, default=50.0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@rules_option
+def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
+    """Past incidents that look like this log, best first, with what fixed them.
+
+    Example:
+
+        tracelens similar crash.log --format json
+    """
+    from tracelens.engine import report
+    from tracelens.incidents.similar import similar as find
+
+    rules = _load_rules(rules_dirs)
+    rep = report(_read(log), rules)
+    store = open_store(db_path, create=False)
+    hits = find(store, rep, limit=limit, min_score=min_score)
+    if fmt == "json":
+        echo(json.dumps([_incident_json(h) for h in hits], indent=2))
+        return
+    if not hits:
+        echo("no similar incident")
+    for h in hits:
+        fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
+        echo(f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}")
+
+
+@click.command()
+@click.argument("target")
+@db_option
+@redact_options
+@click.option("--format", "fmt", type=click.Choice(["markdown", "jira", "json", "github-url"]), default="markdown", show_default=True)
+@click.option("--repo", default=None, help="OWNER/NAME for --format github-url.")
+@click.option("--output", "-o", type=FILE, default=None, help="Write the ticket to a file.")
+@rules_option
+def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_dirs) -> None:
+    """A ready ticket body for an incident (ID) or a log (FILE or -), secrets redacted.
+
+    Example:
+
+        tracelens ticket 12 --format github-url --repo vllm-project/vllm
+    """
+    from tracelens.incidents.incident import excerpt as make_excerpt
+    from tracelens.incidents.incident import redact_value
+    from tracelens.incidents.ticket import render_ticket
+    from tracelens.render.jsonout import report_dict
+
+    redactor = make_redactor(redact_regex, no_redact)
+    incident = None
+    if target.isdigit() and not Path(target).exists():
+        from tracelens.incidents.store import StoreError
+
+        store = open_store(db_path, create=False)
+        try:
+            incident = store.incident(int(target))
+        except StoreError as exc:
+            raise Failure(str(exc)) from None
+        excerpt, rep = store.latest_occurrence(int(target))
+        excerpt = redactor(excerpt)
+        rep = redact_value(rep, redactor)
+    else:
+        from tracelens.engine import report
+
+        live = report(_read(target), _load_rules(rules_dirs))
+        excerpt = make_excerpt(live, redactor)
+        rep = redact_value(report_dict(live), redactor)
+        rep.pop("document", None)
+    try:
+        text = render_ticket(fmt, rep, excerpt, incident, repo)
+    except ValueError as exc:
+        raise Failure(str(exc)) from None
+    if output:
+        try:
+            Path(output).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise Failure(f"{output}: cannot write ({exc.strerror or exc})") from None
+        echo(f"wrote {output}")
+    else:
+        echo(text, nl=not text.endswith("\n"))
+
+
+@click.command()
+@click.argument("log", required=False, metavar="[FILE|-]")
+@db_option
+@rules_option
+def tui(log, db_path, rules_dirs) -> None:
+    """Browse incidents and rules in the terminal; with FILE (or - for a pipe), open on its
+    diagnosis.
+
+    Example:
+
+        kubectl logs pod/vllm-0 | tracelens tui -
+    """
+    long_running()
+    import os
+
+    from tracelens.engine import parse, report
+    from tracelens.incidents.similar import attach_similar
+    from tracelens.incidents.store import StoreError, default_path
+    from tracelens.tui import make_app
+
+    rules = _load_rules(rules_dirs)
+    rep = None
+    if log == "-":
+        if sys.stdin.isatty():
+            raise Failure("no log on stdin: pipe one in, or give a FILE")
+        data = sys.stdin.buffer.read()
+        try:  # the pipe is read; keys come from the terminal
+            fd = os.open("/dev/tty", os.O_RDONLY)
+        except OSError:
+            raise Failure("no terminal to read keys from (/dev/tty)") from None
+        os.dup2(fd, 0)
+        os.close(fd)
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115
+        rep = report(parse(data, "<stdin>"), rules)
+    elif log:
+        rep = report(_read(log), rules)
+    path = Path(db_path) if db_path else default_path()
+    if rep is not None:
+        try:
+            attach_similar(rep, path, limit=5)
+        except StoreError as exc:
+            raise Failure(str(exc)) from None
+    make_app(db_path=path, rules=rules, report=rep).run()

@@ -1,0 +1,156 @@
+"""Fingerprints: the same failure gets the same fingerprint across runs, machines and versions.
+
+Two fingerprints per failure, each a hash of a clear text that is kept so a person can see why
+two crashes were grouped:
+
+- **coarse** (same bug): rule, exception type, the message's first line normalized (numbers,
+  hex, paths, sizes, ids, timestamps), and the two innermost frames that belong to the
+  application or the failing library, by function name only (line numbers move between
+  versions);
+- **fine** (same event): rule, type, the whole normalized message, five frames with modules,
+  and the facts that identify the setup (versions, GPU, model).
+
+Generic frames (``torch.nn`` call plumbing, multiprocessing, asyncio, threading, import
+machinery, decorators) are skipped, in the spirit of crash-signature systems.
+
+>>> normalize("Tried to allocate 2.00 GiB on GPU 3 (pid 4155) at 0x7f3a2b7fe640 in /models/x/y.bin")
+'Tried to allocate <size> on GPU <n> (pid <n>) at <hex> in <path>'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+from tracelens.models import Diagnosis, Document, ExceptionInfo, Frame, Traceback
+from tracelens.parse.lifecycle import teardown_only
+
+_NORMALIZERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
+    (re.compile(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+)
+
+# Modules (prefixes) and functions whose frames say nothing about the failure.
+SKIP_MODULES = (
+    "torch.nn.modules.module",
+    "torch.utils._contextlib",
+    "torch._dynamo.eval_frame",
+    "torch.distributed.elastic.multiprocessing.errors",
+    "multiprocessing.",
+    "asyncio.",
+    "concurrent.futures.",
+    "threading",
+    "runpy",
+    "importlib.",
+    "contextlib",
+    "functools",
+    "uvloop.",
+    "click.",
+    "typer.",
+    "ray._private.worker",
+    "ray._private.function_manager",
+    "vllm.utils.func_utils",
+    "vllm.v1.executor.multiproc_executor",
+    "vllm.v1.engine.utils",
+)
+SKIP_FUNCTIONS = frozenset(
+    {"_call_impl", "_wrapped_call_impl", "decorate_context", "wrapper", "_fn", "inner", "<module>",
+     "main", "run", "__call__", "<lambda>", "_run_module_as_main", "_run_code"}
+)
+
+
+def normalize(text: str) -> str:
+    for pattern, repl in _NORMALIZERS:
+        text = pattern.sub(repl, text)
+    return " ".join(text.split())
+
+
+def significant(frames: list[Frame]) -> list[Frame]:
+    """Frames worth fingerprinting, innermost first."""
+    out = []
+    for fr in reversed(frames):
+        mod = fr.module or ""
+        if fr.function in SKIP_FUNCTIONS or any(mod == m.rstrip(".") or mod.startswith(m) for m in SKIP_MODULES):
+            continue
+        out.append(fr)
+    return out
+
+
+@dataclass(frozen=True)
+class Signature:
+    coarse: str
+    """Hash of :attr:`coarse_text` (groups incidents)."""
+    fine: str
+    coarse_text: str
+    fine_text: str
+    exception_type: str
+    message: str
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def primary_exception(doc: Document, diag: Diagnosis | None) -> tuple[ExceptionInfo | None, Traceback | None]:
+    """The exception a fingerprint is made of: the one the top diagnosis cites, else the first
+    traceback's (the earliest failure is usually the cause)."""
+    from tracelens.parse.document import iter_exceptions
+
+    pairs = list(iter_exceptions(doc))
+    if diag is not None:
+        lines = {e.line for e in diag.evidence}
+        for exc, tb in pairs:
+            if exc.line in lines:
+                return exc, tb
+    for exc, tb in pairs:
+        if tb is not None:
+            return exc, tb
+    return (pairs[0] if pairs else (None, None))
+
+
+_SETUP_FACTS = ("vllm_version", "sglang_version", "torch_version", "gpu_name", "model")
+
+
+def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
+    """Fingerprints of the log's primary failure; ``None`` for a log with no failure.
+
+    Without a diagnosis, tracebacks printed after someone asked the process to stop (Ctrl-C,
+    SIGTERM, "shutdown triggered") are teardown noise, not a failure."""
+    if diag is None and teardown_only(doc):
+        return None
+    exc, tb = primary_exception(doc, diag)
+    if exc is None and diag is None:
+        # no rule and no exception: only a known fatal line makes this a failure (an error-level
+        # message alone is what healthy servers print about handled problems)
+        fatal = [e for e in doc.errors if e.kind == "fatal"]
+        if not fatal:
+            return None
+        etype, message = "", fatal[0].text
+    else:
+        etype = exc.type if exc else ""
+        message = exc.message if exc else (diag.evidence[0].text if diag and diag.evidence else "")
+    frames = significant(tb.frames) if tb is not None else []
+    rule = diag.rule_id if diag else "-"
+    first_line = normalize(message.splitlines()[0] if message else "")[:200]
+    coarse_text = " | ".join([rule, etype, first_line, " > ".join(f.function or "?" for f in frames[:2])])
+    facts = doc.fact_map()
+    setup = ",".join(f"{k}={facts[k].value}" for k in _SETUP_FACTS if k in facts)
+    fine_text = " | ".join(
+        [rule, etype, normalize(message)[:1000], " > ".join(f"{f.module}:{f.function}" for f in frames[:5]), setup]
+    )
+    return Signature(
+        coarse=_digest(coarse_text),
+        fine=_digest(fine_text),
+        coarse_text=coarse_text,
+        fine_text=fine_text,
+        exception_type=etype,
+        message=message,
+    )

@@ -1,0 +1,374 @@
+"""The incident store: SQLite through sqlite-utils.
+
+One row per incident (a coarse fingerprint: the same bug), one per occurrence (each log seen),
+ticket links, and full-text search over titles, messages and resolutions. The schema moves
+forward through numbered migrations recorded in ``PRAGMA user_version``, so an older database
+opens and upgrades in place. Writes happen in ``BEGIN IMMEDIATE`` transactions with WAL and a
+busy timeout, so several processes can ingest into one database at once and a crash mid-write
+leaves it consistent.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import sqlite_utils
+
+STATUSES = ("open", "resolved", "ignored")
+
+
+class StoreError(Exception):
+    """The database cannot be used (one-line message)."""
+
+
+def default_path() -> Path:
+    """``TRACELENS_DB``, else ``$XDG_DATA_HOME/tracelens/incidents.db`` (``~/.local/share``)."""
+    from tracelens.paths import default_db
+
+    return default_db()
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+
+
+# --- migrations ---------------------------------------------------------------------------------
+
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db["incidents"].create(
+        {
+            "id": int,
+            "fingerprint": str,
+            "signature": str,
+            "title": str,
+            "category": str,
+            "rule_id": str,
+            "exception_type": str,
+            "message": str,
+            "first_seen": str,
+            "last_seen": str,
+            "count": int,
+            "status": str,
+            "resolution_note": str,
+            "remedy_worked": str,
+        },
+        pk="id",
+        not_null={"fingerprint", "first_seen", "last_seen", "count", "status"},
+        defaults={"count": 1, "status": "open"},
+    )
+    db["incidents"].create_index(["fingerprint"], unique=True)
+    db["incidents"].create_index(["last_seen"])
+    db["occurrences"].create(
+        {
+            "id": int,
+            "incident_id": int,
+            "fingerprint_fine": str,
+            "signature_fine": str,
+            "seen_at": str,
+            "source": str,
+            "host": str,
+            "excerpt": bytes,
+            "report": bytes,
+        },
+        pk="id",
+        foreign_keys=[("incident_id", "incidents", "id")],
+    )
+    db["occurrences"].create_index(["incident_id"])
+    db["tickets"].create(
+        {"id": int, "incident_id": int, "ref": str, "created_at": str},
+        pk="id",
+        foreign_keys=[("incident_id", "incidents", "id")],
+    )
+    db["incidents"].enable_fts(["title", "message", "resolution_note"], create_triggers=True)
+
+
+def _m2_severity_and_resolution_time(db: sqlite_utils.Database) -> None:
+    db["incidents"].add_column("severity", str)
+    db["incidents"].add_column("resolved_at", str)
+    db["occurrences"].create_index(["fingerprint_fine"])
+
+
+def _m3_search_signatures(db: sqlite_utils.Database) -> None:
+    # the signature joins the full-text index, so similar-incident search can pick candidates
+    # from an index instead of reading every incident
+    db["incidents"].disable_fts()
+    db["incidents"].enable_fts(["title", "message", "resolution_note", "signature"], create_triggers=True)
+    db.execute("CREATE VIRTUAL TABLE incidents_fts_vocab USING fts5vocab(incidents_fts, 'row')")
+
+
+MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
+    _m1_initial,
+    _m2_severity_and_resolution_time,
+    _m3_search_signatures,
+)
+"""Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
+
+
+@dataclass
+class Recorded:
+    incident_id: int
+    occurrence_id: int
+    new: bool
+
+
+class Store:
+    """An open incident database."""
+
+    def __init__(self, path: Path | str | None = None, *, create: bool = True, migrations=MIGRATIONS):
+        self.path = Path(path) if path is not None else default_path()
+        if not create and not self.path.exists():
+            raise StoreError(f"{self.path}: no incident database yet (save one with 'tracelens diagnose --save')")
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
+            conn.execute("PRAGMA busy_timeout = 60000")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
+        self.db = sqlite_utils.Database(conn)
+        self._migrate(migrations)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    # transactions -------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        conn = self.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def _migrate(self, migrations) -> None:
+        try:
+            version = self.db.execute("PRAGMA user_version").fetchone()[0]
+            if version > len(migrations):
+                raise StoreError(f"{self.path}: made by a newer tracelens (schema {version})")
+            if version == len(migrations):
+                return
+            with self._write():
+                version = self.db.execute("PRAGMA user_version").fetchone()[0]
+                for k in range(version, len(migrations)):
+                    migrations[k](self.db)
+                    self.db.execute(f"PRAGMA user_version = {k + 1}")
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable incident database ({exc})") from None
+
+    @property
+    def schema_version(self) -> int:
+        return self.db.execute("PRAGMA user_version").fetchone()[0]
+
+    # writing ------------------------------------------------------------------------------
+
+    def record(
+        self,
+        *,
+        fingerprint: str,
+        signature: str,
+        fingerprint_fine: str,
+        signature_fine: str,
+        title: str,
+        category: str,
+        rule_id: str,
+        severity: str,
+        exception_type: str,
+        message: str,
+        source: str,
+        host: str | None,
+        excerpt: str,
+        report: dict,
+        seen_at: str | None = None,
+    ) -> Recorded:
+        """Add one occurrence; the same coarse fingerprint increments its incident."""
+        seen_at = seen_at or now()
+        with self._write():
+            row = self.db.execute(
+                "SELECT id FROM incidents WHERE fingerprint = ?", [fingerprint]
+            ).fetchone()
+            if row is None:
+                incident_id = self.db["incidents"].insert(
+                    {
+                        "fingerprint": fingerprint,
+                        "signature": signature,
+                        "title": title,
+                        "category": category,
+                        "rule_id": rule_id,
+                        "severity": severity,
+                        "exception_type": exception_type,
+                        "message": message[:2000],
+                        "first_seen": seen_at,
+                        "last_seen": seen_at,
+                        "count": 1,
+                        "status": "open",
+                    }
+                ).last_pk
+                new = True
+            else:
+                incident_id = row[0]
+                self.db.execute(
+                    "UPDATE incidents SET count = count + 1, last_seen = max(last_seen, ?) WHERE id = ?",
+                    [seen_at, incident_id],
+                )
+                new = False
+            occ = self.db["occurrences"].insert(
+                {
+                    "incident_id": incident_id,
+                    "fingerprint_fine": fingerprint_fine,
+                    "signature_fine": signature_fine,
+                    "seen_at": seen_at,
+                    "source": source,
+                    "host": host,
+                    "excerpt": zlib.compress(excerpt.encode("utf-8", "surrogatepass")),
+                    "report": zlib.compress(json.dumps(report).encode()),
+                }
+            ).last_pk
+        return Recorded(int(incident_id), int(occ), new)
+
+    def resolve(self, incident_id: int, remedy: str | None, note: str | None) -> None:
+        self._require(incident_id)
+        with self._write():
+            self.db["incidents"].update(
+                incident_id,
+                {"status": "resolved", "remedy_worked": remedy, "resolution_note": note, "resolved_at": now()},
+            )
+
+    def set_status(self, incident_id: int, status: str) -> None:
+        if status not in STATUSES:
+            raise StoreError(f"status must be one of {', '.join(STATUSES)}")
+        self._require(incident_id)
+        with self._write():
+            self.db["incidents"].update(incident_id, {"status": status})
+
+    def attach(self, incident_id: int, ref: str) -> int:
+        self._require(incident_id)
+        with self._write():
+            return int(self.db["tickets"].insert({"incident_id": incident_id, "ref": ref, "created_at": now()}).last_pk)
+
+    # reading ------------------------------------------------------------------------------
+
+    def _require(self, incident_id: int) -> dict:
+        rows = list(self.db.query("SELECT * FROM incidents WHERE id = ?", [incident_id]))
+        if not rows:
+            raise StoreError(f"no incident {incident_id}")
+        return rows[0]
+
+    def incident(self, incident_id: int) -> dict:
+        inc = self._require(incident_id)
+        inc["occurrences"] = [
+            {k: v for k, v in occ.items() if k not in ("excerpt", "report")}
+            for occ in self.db.query(
+                "SELECT * FROM occurrences WHERE incident_id = ? ORDER BY seen_at, id", [incident_id]
+            )
+        ]
+        inc["tickets"] = list(
+            self.db.query("SELECT ref, created_at FROM tickets WHERE incident_id = ? ORDER BY id", [incident_id])
+        )
+        return inc
+
+    def latest_occurrence(self, incident_id: int) -> tuple[str, dict]:
+        """(excerpt, report) of the newest occurrence."""
+        row = self.db.execute(
+            "SELECT excerpt, report FROM occurrences WHERE incident_id = ? ORDER BY seen_at DESC, id DESC LIMIT 1",
+            [incident_id],
+        ).fetchone()
+        if row is None:
+            return "", {}
+        return zlib.decompress(row[0]).decode("utf-8", "replace"), json.loads(zlib.decompress(row[1]))
+
+    def incidents(
+        self,
+        *,
+        status: str | None = None,
+        category: str | None = None,
+        since: str | None = None,
+        search: str | None = None,
+        limit: int | None = None,
+    ) -> list[dict]:
+        where, params = [], []
+        if status:
+            where.append("incidents.status = ?")
+            params.append(status)
+        if category:
+            where.append("incidents.category = ?")
+            params.append(category)
+        if since:
+            where.append("incidents.last_seen >= ?")
+            params.append(since)
+        sql = "SELECT incidents.* FROM incidents"
+        if search:
+            sql += " JOIN incidents_fts ON incidents_fts.rowid = incidents.id"
+            where.append("incidents_fts MATCH ?")
+            params.append(_fts_query(search))
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY incidents.last_seen DESC, incidents.id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return list(self.db.query(sql, params))
+
+    def _selective(self, words: list[str]) -> tuple[list[str], str]:
+        """The words that narrow a search and how to join them: those in at most 2% of
+        incidents, OR'ed (each costs its whole posting list); when none is that rare, the three
+        rarest, AND'ed (only incidents sharing all of them)."""
+        if not words:
+            return [], "OR"
+        marks = ",".join("?" * len(words))
+        df = dict(self.db.execute(f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", words).fetchall())
+        present = [w for w in words if df.get(w)]
+        total = self.db.execute("SELECT max(rowid) FROM incidents").fetchone()[0] or 0
+        rare = [w for w in present if df[w] <= max(50, total // 50)]
+        if rare:
+            return rare, "OR"
+        return sorted(present, key=lambda w: df[w])[:3], "AND"
+
+    def listing(self, limit: int | None = None) -> list[dict]:
+        """The columns an incident list shows, most recent first."""
+        cur = self.db.execute(
+            "SELECT id, title, category, rule_id, status, count, last_seen FROM incidents "
+            "ORDER BY last_seen DESC, id DESC" + (f" LIMIT {int(limit)}" if limit else "")
+        )
+        names = [d[0] for d in cur.description]
+        return [dict(zip(names, row)) for row in cur]
+
+    def candidates(self, words: list[str], rule_id: str | None, limit: int = 1000) -> list[tuple]:
+        """(id, signature, message, rule_id, category) of the incidents most likely to resemble
+        a failure: those whose signature shares the most words with it (full-text index,
+        bm25), and the latest ones of the same rule."""
+        cols = "incidents.id, incidents.signature, incidents.message, incidents.rule_id, incidents.category"
+        rows: dict[int, tuple] = {}
+        words, join = self._selective(words)
+        if words:
+            match = "signature : (" + f" {join} ".join(f'"{w}"' for w in words) + ")"
+            for row in self.db.execute(
+                f"SELECT {cols} FROM incidents_fts JOIN incidents ON incidents.id = incidents_fts.rowid "
+                "WHERE incidents_fts MATCH ? ORDER BY incidents_fts.rank LIMIT ?",
+                [match, limit],
+            ):
+                rows[row[0]] = row
+        if rule_id:
+            for row in self.db.execute(
+                f"SELECT {cols} FROM incidents WHERE rule_id = ? ORDER BY last_seen DESC LIMIT ?",
+                [rule_id, limit // 5],
+            ):
+                rows.setdefault(row[0], row)
+        return list(rows.values())
+
+
+def _fts_query(text: str) -> str:
+    """A user's words as an FTS query: each word quoted, all required."""
+    words = [w.replace('"', '""') for w in text.split() if w]
+    return " ".join(f'"{w}"' for w in words) or '""'

@@ -1,0 +1,243 @@
+"""records -> document: demultiplex streams, parse tracebacks per stream, fold fan-out copies,
+collect error lines and facts.
+
+>>> from tracelens.read.logread import records_from_text
+>>> doc = build(records_from_text("(Worker_TP0 pid=1) ERROR 01-20 13:03:50 [a.py:1] ValueError: x"))
+>>> [(e.kind, e.text) for e in doc.errors]
+[('exception', 'ValueError: x')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Iterator
+
+from tracelens import facts as facts_mod
+from tracelens.models import (
+    Document,
+    ErrorLine,
+    ExceptionInfo,
+    Frame,
+    Record,
+    Segment,
+    StreamInfo,
+    Traceback,
+)
+from tracelens.parse.traceback import parse_records
+
+_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+_QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
+"""A line the log itself marks as informational is never an error line (request logging
+quotes users' prompts, which may contain any error text)."""
+_FATAL = re.compile(
+    r"CUDA error: |NCCL WARN |NCCL error|^Killed\s*$|Bus error|Segmentation fault|core dumped|"
+    r"terminate called after throwing|^\s*what\(\):|^Aborted|[Oo]ut of memory|"
+    r"died unexpectedly|Signal \d+ \(SIG[A-Z]+\)|exitcode\s*:\s*-?[1-9]|"
+    r"Watchdog caught collective operation timeout|^[\w.-]+: (?:fatal )?error: |oom_kill event|"
+    r"code=killed, status=\d+"
+)
+_EXC_LINE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
+    r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
+)
+_NORMALIZE = re.compile(r"0x[0-9a-fA-F]+|\d+")
+
+
+def _tb_key(tb: Traceback) -> tuple:
+    parts: list = [tb.kind]
+    for seg in tb.segments:
+        exc = seg.exception
+        parts.append(
+            (
+                seg.link,
+                exc.type if exc else None,
+                _NORMALIZE.sub("N", exc.message) if exc else None,
+                tuple((f.file, f.lineno, f.function) for f in seg.frames),
+            )
+        )
+    return tuple(parts)
+
+
+def build(
+    records: list[Record],
+    *,
+    source: str = "-",
+    size: int = 0,
+    line_count: int | None = None,
+    full_parse: bool = True,
+    encoding: str = "utf-8",
+) -> Document:
+    """Parse records into a :class:`Document`."""
+    by_stream: dict[str, list[Record]] = defaultdict(list)
+    for rec, stream in zip(records, _streams(records)):
+        by_stream[stream].append(rec)
+
+    streams = [
+        StreamInfo(id=sid, records=len(recs), first_line=recs[0].line, last_line=recs[-1].line)
+        for sid, recs in by_stream.items()
+    ]
+
+    tracebacks: list[Traceback] = []
+    covered: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for sid, recs in by_stream.items():
+        for tb in parse_records(recs):
+            tb.stream = sid
+            tracebacks.append(tb)
+            covered[sid].append((tb.start_line, tb.end_line))
+    tracebacks.sort(key=lambda t: t.start_line)
+    tracebacks = _fold(tracebacks)
+
+    errors = list(_error_lines(records, covered))
+    fact_list, payloads = facts_mod.extract(records)
+    last = records[-1].line if records else 0
+    return Document(
+        source=source,
+        size=size,
+        line_count=line_count if line_count is not None else last,
+        full_parse=full_parse,
+        encoding=encoding,
+        records=records,
+        streams=streams,
+        tracebacks=tracebacks,
+        errors=errors,
+        facts=fact_list,
+        payloads=payloads,
+    )
+
+
+_TB_SHAPED = re.compile(
+    r"\s|Traceback \(most recent call last\):|The above exception|During handling|"
+    r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b|\[Previous line|$|"
+    # any other exception line: a class name, dotted or not (OutOfResources, Unsupported,
+    # StopIteration, BackendCompilerFailed), then its message
+    r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::\s|:?$)"
+)
+
+
+def _streams(records: list[Record]) -> list[str]:
+    """Each record's stream. A logger that prefixes only the first line of a message (SGLang's
+    "[… TP0] Scheduler hit an exception: Traceback (most recent call last):") leaves the
+    traceback's other lines bare: they belong to the stream whose line opened the traceback,
+    for as long as they are shaped like a traceback."""
+    out: list[str] = []
+    carry = ""
+    for rec in records:
+        bare = not rec.stream and rec.level is None and rec.time is None
+        if carry and rec.stream and carry.startswith(rec.stream + " / ") and rec.level is None and rec.time is None and _TB_SHAPED.match(rec.text):
+            # the same, when an outer prefix is on every line: Ray's "(WorkerDict pid=N, ip=…)"
+            # around SGLang's "[… TP1]", which only the first line carries
+            rec.stream = carry
+            out.append(carry)
+        elif rec.stream:
+            carry = rec.stream if rec.text.endswith("Traceback (most recent call last):") else ""
+            out.append(rec.stream)
+        elif bare and carry and _TB_SHAPED.match(rec.text):
+            rec.stream = carry
+            out.append(carry)
+        else:
+            carry = ""
+            out.append(rec.stream)
+    return out
+
+
+def _fold(tracebacks: list[Traceback]) -> list[Traceback]:
+    """The same traceback printed by several workers -> one traceback with every stream."""
+    seen: dict[tuple, Traceback] = {}
+    out: list[Traceback] = []
+    for tb in tracebacks:
+        key = _tb_key(tb)
+        first = seen.get(key)
+        if first is None:
+            tb.streams = [tb.stream]
+            tb.lines = [tb.start_line]
+            seen[key] = tb
+            out.append(tb)
+        else:
+            if tb.stream not in first.streams:
+                first.streams.append(tb.stream)
+            first.lines.append(tb.start_line)
+    return out
+
+
+def _inside(spans: list[tuple[int, int]], line: int) -> bool:
+    return any(a <= line <= b for a, b in spans)
+
+
+_MAX_MORE = 3  # unindented continuation lines
+_MAX_MORE_INDENTED = 12  # in all, when the others are indented (a message laid out as a block)
+
+
+def _continuation(records: list[Record], k: int) -> list[str]:
+    """Lines right after an exception line printed alone that carry on its message: same
+    stream, no log header of their own, not blank, not another exception line; at most three
+    unindented ones, more when they are indented (Ray's "Version mismatch:" block, where an
+    unindented line ending in ":" opens the next block)."""
+    out: list[str] = []
+    first = records[k]
+    flat = 0
+    block = False  # an indented block has begun: only a line that opens another one continues
+    for rec in records[k + 1 : k + 1 + _MAX_MORE_INDENTED]:
+        text = rec.text.strip()
+        if rec.stream != first.stream or rec.level or rec.time or not text or _EXC_LINE.match(text):
+            break
+        if rec.text[:1].isspace():
+            block = True
+        else:
+            flat += 1
+            if flat > _MAX_MORE or (block and not text.endswith(":")):
+                break
+        out.append(text)
+    return out
+
+
+def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]]) -> Iterator[ErrorLine]:
+    for k, rec in enumerate(records):
+        text = rec.text
+        if not text.strip():
+            continue
+        spans = covered.get(rec.stream)
+        if spans and _inside(spans, rec.line):
+            continue
+        if rec.level in _QUIET_LEVELS:
+            continue
+        if _EXC_LINE.match(text.strip()):
+            kind = "exception"
+        elif _FATAL.search(text):
+            kind = "fatal"
+        elif rec.level in _ERROR_LEVELS:
+            kind = "level"
+        else:
+            continue
+        more = _continuation(records, k) if kind == "exception" else []
+        yield ErrorLine(line=rec.line, text=text.strip(), stream=rec.stream, level=rec.level, kind=kind, more=more)
+
+
+def _segments(tracebacks: list[Traceback]) -> Iterator[tuple[Segment, Traceback]]:
+    """Every segment of every traceback, each followed by the tracebacks nested in its
+    exception (RemoteTraceback, Ray, exception-group members), in print order."""
+    for tb in tracebacks:
+        for seg in tb.segments:
+            yield seg, tb
+            if seg.exception is not None:
+                yield from _segments(seg.exception.nested)
+
+
+def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | None]]:
+    """Every exception in the document: traceback chains, nested ones, and error lines that
+    read ``SomeError: message``."""
+    for seg, tb in _segments(doc.tracebacks):
+        if seg.exception is not None:
+            yield seg.exception, tb
+    for err in doc.errors:
+        if err.kind == "exception":
+            m = _EXC_LINE.match(err.text)
+            if m:
+                message = "\n".join([m.group("msg"), *err.more])
+                yield ExceptionInfo(type=m.group("type"), message=message, line=err.line), None
+
+
+def iter_frames(doc: Document) -> Iterator[Frame]:
+    """Every frame of every traceback, nested ones included."""
+    for seg, _tb in _segments(doc.tracebacks):
+        yield from seg.frames

@@ -1,0 +1,92 @@
+"""Tracebacks printed by IPython and Jupyter (notebooks, Colab) rewritten as the plain
+tracebacks Python prints, so the grammar parses them like any other.
+
+IPython 8 and later::
+
+    ---------------------------------------------------------------------------
+    RuntimeError                              Traceback (most recent call last)
+    Cell In[1], line 2
+          1 x = 1
+    ----> 2 prepare(16)
+
+    File /srv/app/train.py:10, in prepare(y)
+          9 except AssertionError as exc:
+    ---> 10     raise RuntimeError("batch setup failed") from exc
+
+    RuntimeError: batch setup failed
+
+IPython 7 (long the Colab default) names the frame as ``PATH in FUNCTION(ARGS)`` and gives the
+line number only on the marked (``---->``) source line. Each frame becomes a ``File "…", line
+N, in FUNCTION`` line with its marked source line; context lines and blank lines inside the
+traceback are dropped; the exception line and chain separators are plain text already. Line
+numbers are kept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from tracelens.models import Record
+
+_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
+_FRAME_NEW = re.compile(r"^File (?P<file>.+?):(?P<line>\d+), in (?P<func>[^\s(]+)")
+_CELL = re.compile(r"^(?P<cell>Cell In ?\[\d*\]), line (?P<line>\d+)")
+_FRAME_OLD = re.compile(r"^(?P<file>(?:/|~|[A-Za-z]:\\|<ipython-input-|<string>)\S*) in (?P<func><[^>]*>|[^\s(]+)")
+_MARKED = re.compile(r"^-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$")
+_CONTEXT = re.compile(r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))")
+_COLLAPSED = re.compile(r"^\d+ frames?$")  # Colab folds the middle frames: "34 frames"
+
+
+def has_ipython_traceback(records: list[Record]) -> bool:
+    return any("Traceback (most recent call last)" in r.text and _HEAD.match(r.text) for r in records)
+
+
+def _frame(rec: Record, file: str, line: str, func: str) -> Record:
+    # IPython 8+ prints qualified names (JSONDecoder.decode); Python prints the function's own
+    return replace(rec, text=f'  File "{file}", line {line}, in {func.rsplit(".", 1)[-1]}')
+
+
+def plain(records: list[Record]) -> list[Record]:
+    """``records`` with every IPython traceback rewritten as a plain one."""
+    if not has_ipython_traceback(records):
+        return records
+    out: list[Record] = []
+    inside = False
+    pending: tuple[Record, str, str] | None = None  # an IPython 7 frame waiting for its line number
+    for rec in records:
+        text = rec.text.rstrip()
+        if _HEAD.match(text):
+            out.append(replace(rec, text="Traceback (most recent call last):"))
+            inside, pending = True, None
+            continue
+        if not inside:
+            out.append(rec)
+            continue
+        m = _FRAME_NEW.match(text)
+        if m:
+            out.append(_frame(rec, m.group("file"), m.group("line"), m.group("func")))
+            pending = None
+            continue
+        m = _CELL.match(text)
+        if m:
+            out.append(_frame(rec, f"<{m.group('cell')}>", m.group("line"), "<module>"))
+            pending = None
+            continue
+        m = _FRAME_OLD.match(text)
+        if m:
+            pending = (rec, m.group("file"), m.group("func"))
+            continue
+        m = _MARKED.match(text)
+        if m:
+            if pending is not None:
+                prec, file, func = pending
+                out.append(_frame(prec, file, m.group("line"), func))
+                pending = None
+            out.append(replace(rec, text="    " + (m.group("code") or "").strip()))
+            continue
+        if not text.strip() or _CONTEXT.match(text) or _COLLAPSED.match(text):
+            continue
+        inside = False  # the exception line: the traceback's frames are over
+        out.append(rec)
+    return out

@@ -1,0 +1,315 @@
+"""The line lexer for tracebacks: one stream's records in, one token per traceback line out.
+
+A small state machine (normal, traceback, message, fault dump) decides what each line is; the
+grammar in ``grammars/traceback.lark`` (used by :mod:`tracelens.parse.traceback`) checks the
+structure. Lines outside tracebacks produce no token.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from tracelens.models import Record
+
+TB_HEAD = "Traceback (most recent call last):"
+CAUSE = "The above exception was the direct cause of the following exception:"
+CONTEXT = "During handling of the above exception, another exception occurred:"
+
+_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+)(?:, in (?P<func>.*))?$')
+_FAULT_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+) in (?P<func>.*)$')
+_CARET = re.compile(r"\s+[~^]*\^[~^]*\s*$")
+_REPEATED = re.compile(r"\s*\[Previous line repeated (?P<n>\d+) more times?\]")
+_GROUP_HEAD = re.compile(r"(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):")
+_FAULT_HEAD = re.compile(r"Fatal Python error: (?P<msg>.*)")
+_THREAD_HEAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
+_EXC = re.compile(
+    r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
+)
+_QUOTE = '"""'
+# In a message without a logger header, a line like these starts new output, not more message.
+_NEW_OUTPUT = re.compile(
+    r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
+    r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> |```|</?details>|(?:\(\S+\) )?PS [A-Za-z]:\\|"
+    r"\S+\.py:\d+: \w*Warning: "
+)
+# PowerShell wraps a native command's stderr: "python : Traceback …", then these lines
+_PS_WRAPPER = re.compile(r"\s*(?:At line:\d+ char:\d+|\+ |\+ ?~+$|\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)")
+_MAX_LOOKAHEAD = 15
+_MAX_MSG_LINES = 400
+
+_KNOWN_TOPS = (
+    "vllm", "sglang", "torch", "transformers", "ray", "triton", "flashinfer", "xformers",
+    "flash_attn", "huggingface_hub", "safetensors", "accelerate", "deepspeed", "uvicorn",
+    "fastapi", "starlette", "multiprocessing", "asyncio", "concurrent", "importlib", "megatron",
+    "peft", "trl", "verl", "pytorch_lightning", "diffusers", "xgrammar",
+)
+
+
+def module_of(path: str) -> str | None:
+    """Dotted module for a frame's file path.
+
+    >>> module_of("/usr/lib/python3.12/dist-packages/vllm/v1/attention/selector.py")
+    'vllm.v1.attention.selector'
+    >>> module_of("/home/user/src/vllm-main/vllm/vllm/config/__init__.py")
+    'vllm.config'
+    >>> module_of("/opt/conda/envs/vllm/lib/python3.10/contextlib.py")
+    'contextlib'
+    >>> module_of("<frozen importlib._bootstrap>")
+    'importlib._bootstrap'
+    """
+    if path.startswith("<frozen ") and path.endswith(">"):
+        return path[8:-1]
+    if not path.endswith(".py"):
+        return None
+    parts = path[:-3].replace("\\", "/").split("/")
+    start = None
+    for i, part in enumerate(parts):
+        if part in ("site-packages", "dist-packages"):
+            start = i + 1
+    if start is None:
+        # a known package counts only below the interpreter's lib/python3.X: a conda env or a
+        # venv named "vllm" holds the standard library too (…/envs/vllm/lib/python3.10/contextlib.py)
+        lib = [i for i, p in enumerate(parts) if re.fullmatch(r"python3(\.\d+)?", p)]
+        floor = lib[-1] + 1 if lib else 0
+        for i, part in enumerate(parts[:-1]):
+            if i >= floor and part in _KNOWN_TOPS:
+                start = i
+        if start is None:
+            start = floor if lib else len(parts) - 1
+    mod = [p for p in parts[start:] if p]
+    if mod and mod[-1] == "__init__":
+        mod.pop()
+    return ".".join(mod) or None
+
+
+def _signature(rec: Record) -> tuple[str | None, str | None]:
+    return rec.level, rec.source
+
+
+class Token(str):
+    """A token: its text, its terminal's name (``type``), the log line it starts on and every
+    line it spans (an exception group is one token)."""
+
+    __slots__ = ("type", "line", "lines")
+    # what Lark's parser reads from a token besides ``type`` (the grammar's differential test
+    # runs Lark itself on these tokens)
+    column = end_line = end_column = start_pos = end_pos = None
+
+    type: str
+    line: int
+    lines: list[int]
+
+
+def _tok(kind: str, text: str, line: int, lines: list[int] | None = None) -> Token:
+    tok = Token(text)
+    tok.type = kind
+    tok.line = line
+    tok.lines = lines or [line]
+    return tok
+
+
+def _sep_kind(text: str) -> str | None:
+    s = text.strip()
+    if s == CAUSE:
+        return "CAUSE_SEP"
+    if s == CONTEXT:
+        return "CONTEXT_SEP"
+    return None
+
+
+def _separator_ahead(records: Sequence[Record], j: int, sig) -> int | None:
+    """Index of a chain separator within a few message-like lines from ``j`` (same prefix, no
+    new traceback), or None."""
+    for k in range(j, min(len(records), j + _MAX_LOOKAHEAD)):
+        rec = records[k]
+        text = rec.text
+        if _sep_kind(text):
+            return k
+        if _signature(rec) != sig or text.strip().endswith(TB_HEAD) or _FRAME.match(text):
+            return None
+    return None
+
+
+def lex(records: Sequence[Record]) -> Iterator[Token]:
+    """Tokens for the traceback-shaped lines of one stream; other lines yield nothing."""
+    n = len(records)
+    i = 0
+    state = "normal"
+    sig: tuple[str | None, str | None] = (None, None)
+    last = ""
+    in_quote = False
+    msg_lines = 0
+    in_tb_chain = False  # the previous token ended a segment (a link may follow)
+    margin = 0  # indentation of the current traceback's header
+
+    def next_significant(j: int) -> int:
+        while j < n and not records[j].text.strip():
+            j += 1
+        return j
+
+    def starts_segment(j: int) -> bool:
+        if j >= n:
+            return False
+        t = records[j].text
+        return t.strip() == TB_HEAD or bool(_GROUP_HEAD.match(t))
+
+    while i < n:
+        rec = records[i]
+        text = rec.text
+        if margin and state != "normal" and text[:margin].isspace() and len(text) > margin:
+            text = text[margin:]
+        if state == "normal":
+            stripped = text.strip()
+            sep = _sep_kind(text) if in_tb_chain else None
+            if sep and starts_segment(next_significant(i + 1)):
+                yield _tok(sep, text, rec.line)
+                i = next_significant(i + 1)
+                continue
+            in_tb_chain = False
+            if stripped.endswith(TB_HEAD) and not _GROUP_HEAD.match(text):
+                # also "Scheduler hit an exception: Traceback (most recent call last):" and a
+                # header a progress bar left mid-line ("…3.61it/s]Traceback (most recent …")
+                yield _tok("TB_HEAD", text, rec.line)
+                state, sig, last = "tb", _signature(rec), "head"
+                # a traceback printed indented (pip's subprocess output): that indentation is
+                # a margin, not part of the traceback's own layout
+                margin = len(text) - len(text.lstrip()) if stripped == TB_HEAD else 0
+            elif (g := _GROUP_HEAD.match(text)) is not None:
+                indent = g.group("indent")
+                texts, lines = [text], [rec.line]
+                j = i + 1
+                while j < n:
+                    t = records[j].text
+                    if not t.startswith(indent) or not t[len(indent) :].lstrip().startswith(("|", "+")):
+                        break
+                    texts.append(t)
+                    lines.append(records[j].line)
+                    j += 1
+                yield _tok("GROUP", "\n".join(texts), rec.line, lines)
+                in_tb_chain = True
+                i = j
+                continue
+            elif (
+                i + 1 < n
+                and records[i + 1].text.strip() == _QUOTE
+                and not text[:1].isspace()
+                and _EXC.match(stripped)
+            ):
+                # "multiprocessing.pool.RemoteTraceback: " with a quoted traceback below
+                yield _tok("EXC", text, rec.line)
+                state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
+            elif _FAULT_HEAD.match(stripped):
+                yield _tok("FAULT_HEAD", stripped, rec.line)
+                state = "fault"
+            elif i < 3 and _FRAME.match(text) and i + 1 < n and (
+                _FRAME.match(records[i + 1].text) or records[i + 1].text[:1].isspace()
+            ):
+                # frames with no header above them at the start: a paste cut mid-traceback
+                yield _tok("TB_HEAD", TB_HEAD, rec.line)
+                state, sig, last, margin = "tb", _signature(rec), "head", 0
+                continue
+            i += 1
+        elif state == "tb":
+            stripped = text.strip()
+            if _signature(rec) != sig and (rec.source or rec.level or sig != (None, None)) and not _FRAME.match(text):
+                i += 1  # another logger (or unprefixed output) interleaved in the same stream
+                continue
+            if stripped == TB_HEAD:
+                state = "normal"
+                continue
+            if last == "head" and (not stripped or _PS_WRAPPER.match(text)):
+                i += 1  # PowerShell's NativeCommandError block between the header and the frames
+                continue
+            if not stripped:
+                state = "normal"
+                i += 1
+                continue
+            if (m := _REPEATED.match(text)) is not None:
+                yield _tok("REPEATED", m.group("n"), rec.line)
+                last = "repeated"
+            elif _FRAME.match(text):
+                yield _tok("FRAME", text, rec.line)
+                last = "frame"
+            elif last in ("frame", "source", "caret") and _CARET.match(text):
+                yield _tok("CARET", text, rec.line)
+                last = "caret"
+            elif text[:1].isspace():
+                if last in ("frame", "source"):
+                    yield _tok("SOURCE", text, rec.line)
+                    last = "source"
+            else:
+                yield _tok("EXC", text, rec.line)
+                state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
+            i += 1
+        elif state == "msg":
+            stripped = text.strip()
+            if in_quote:
+                yield _tok("MSG", text, rec.line)
+                if stripped == _QUOTE:
+                    in_quote = False
+                i += 1
+                continue
+            if _signature(rec) != sig and (rec.source or rec.level or sig != (None, None)):
+                state, in_tb_chain = "normal", True
+                continue
+            if not stripped:
+                j = next_significant(i + 1)
+                if j < n and _sep_kind(records[j].text):
+                    state, in_tb_chain, i = "normal", True, j
+                    continue
+                k = _separator_ahead(records, j, sig)
+                if k is not None:
+                    # a message with blank lines inside (huggingface_hub's errors), followed by
+                    # a chain separator: the lines up to it are still the message
+                    for rec2 in records[j:k]:
+                        if rec2.text.strip():
+                            yield _tok("MSG", rec2.text, rec2.line)
+                    state, in_tb_chain, i = "normal", True, k
+                    continue
+                state, in_tb_chain = "normal", True
+                i += 1
+                continue
+            if (
+                _sep_kind(text)
+                or (stripped == TB_HEAD and text.startswith("Traceback"))
+                or _GROUP_HEAD.match(text)
+                or _FAULT_HEAD.match(text)
+            ):
+                state, in_tb_chain = "normal", True
+                continue
+            if sig == (None, None) and _NEW_OUTPUT.match(text):
+                state, in_tb_chain = "normal", True
+                continue
+            if msg_lines >= _MAX_MSG_LINES:
+                state = "normal"
+                continue
+            if stripped == _QUOTE:
+                in_quote = True
+            yield _tok("MSG", text, rec.line)
+            msg_lines += 1
+            i += 1
+        else:  # fault dump
+            stripped = text.strip()
+            if _THREAD_HEAD.match(stripped):
+                yield _tok("THREAD_HEAD", stripped, rec.line)
+            elif _FAULT_FRAME.match(text):
+                yield _tok("FAULT_FRAME", text, rec.line)
+            elif stripped.startswith("Extension modules:"):
+                yield _tok("FAULT_NOTE", stripped, rec.line)
+            elif not stripped or stripped == "<no Python frame>":
+                nxt = next_significant(i + 1)
+                if stripped or (
+                    nxt < n
+                    and (
+                        _THREAD_HEAD.match(records[nxt].text.strip())
+                        or records[nxt].text.strip().startswith("Extension modules:")
+                    )
+                ):
+                    i += 1
+                    continue
+                state = "normal"
+            else:
+                state = "normal"
+                continue
+            i += 1

@@ -1,0 +1,362 @@
+"""bytes -> lines -> records.
+
+Decodes any bytes without failing, strips terminal control sequences, splits lines, and peels
+envelopes (container timestamps, kubectl/compose prefixes, process tags, logger headers) from
+a table of formats tried in order. Nothing is dropped: a line no format knows is kept whole.
+
+>>> [r.text for r in records_from_bytes(b"a\\r\\nb\\rc\\n")]
+['a', 'b', 'c']
+>>> r = records_from_bytes(b"(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] boom")[0]
+>>> (r.stream, r.level, r.source, r.text)
+('EngineCore_DP0 pid=245', 'ERROR', 'core.py:700', 'boom')
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tracelens.models import Record
+
+# CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
+# control left over except tab.
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]"
+)
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def sniff_encoding(head: bytes) -> tuple[str, int]:
+    """Return (encoding, BOM length) for the start of a log.
+
+    >>> sniff_encoding(codecs.BOM_UTF16_LE + "x".encode("utf-16-le"))
+    ('utf-16-le', 2)
+    >>> sniff_encoding(b"plain")
+    ('utf-8', 0)
+    """
+    for bom, name in _BOMS:
+        if head.startswith(bom):
+            return name, len(bom)
+    return "utf-8", 0
+
+
+def clean(text: str) -> str:
+    """Remove ANSI escape sequences and control characters (tab kept).
+
+    >>> clean("\\x1b[1;31mERROR\\x1b[0m x\\x00")
+    'ERROR x'
+    """
+    if "\x1b" not in text and not _HAS_CTRL.search(text):
+        return text
+    return _ANSI.sub("", text)
+
+
+_HAS_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+# --- envelopes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One envelope format: an anchored regex and what its groups mean."""
+
+    name: str
+    pattern: re.Pattern[str]
+    stream_group: str | None = None
+    """Group naming the process/stream."""
+    level_group: str | None = None
+    time_group: str | None = None
+    source_group: str | None = None
+
+
+_LEVEL = r"(?P<level>TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
+_GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
+
+ENVELOPES: tuple[Envelope, ...] = (
+    # a log copied from a web UI with its line numbers: "  1234\t"
+    Envelope("line-number", re.compile(r" *\d{1,7}\t")),
+    # syslog / journalctl: "Nov 29 03:14:12 gpu-node-7 python3[48211]: "
+    Envelope(
+        "syslog",
+        re.compile(
+            r"(?P<t>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}) "
+            r"[\w.-]+ (?P<s>[\w.@/-]+(?:\[\d+\])?): "
+        ),
+        stream_group="s",
+        time_group="t",
+    ),
+    # Open MPI --tag-output: "[1,0]<stderr>:"
+    Envelope("mpirun", re.compile(r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:"), stream_group="s"),
+    # Slurm srun --label: "3: "
+    Envelope("srun-label", re.compile(r"(?P<s>\d{1,4}): (?=\S| {2})"), stream_group="s"),
+    # kubectl logs --prefix: "[pod/vllm-0/vllm] "
+    Envelope("kubectl-prefix", re.compile(r"\[(?P<s>pod/[^\]\s]+)\] "), stream_group="s"),
+    # docker compose: "vllm03  | "
+    Envelope("compose-prefix", re.compile(r"(?P<s>[A-Za-z0-9][\w.-]*)\s+\| "), stream_group="s"),
+    # pdsh / DeepSpeed multi-node launcher: "node-1: ", "ip-10-0-0-5: ", "10.0.0.5: " (a host
+    # name ending in "-<digits>" or an address, so "ValueError: ", "python3: " or "collect2: "
+    # never match)
+    Envelope(
+        "pdsh-host",
+        re.compile(r"(?P<s>[A-Za-z][\w-]*-\d+|\d{1,3}(?:\.\d{1,3}){3}): (?=\S| {2}|\[)"),
+        stream_group="s",
+    ),
+    # docker --timestamps / kubectl --timestamps: RFC 3339 with nanoseconds
+    Envelope(
+        "iso-timestamp",
+        re.compile(
+            r"(?P<t>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) "
+        ),
+        time_group="t",
+    ),
+    # SGLang: "[2025-01-20 13:03:50 TP0] " / "[2025-01-20 13:03:50 DP1 TP3] "
+    Envelope(
+        "sglang",
+        re.compile(
+            r"\[(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
+            r"(?: (?P<s>(?:[A-Z]{2,4}\d+)(?: [A-Z]{2,4}\d+)*))?\] "
+        ),
+        stream_group="s",
+        time_group="t",
+    ),
+    # "[2026-11-29T03:14:12Z] " / "[2026-11-29 03:14:12.123] "
+    Envelope(
+        "bracket-timestamp",
+        re.compile(
+            r"\[(?P<t>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\] "
+        ),
+        time_group="t",
+    ),
+    # vLLM / Ray process tags: "(EngineCore_DP0 pid=245) ", "(VllmWorker rank=1 pid=9) ",
+    # "(RayWorkerWrapper pid=77, ip=10.0.0.2) ", "(APIServer pid=1) ", "(pid=77) "
+    Envelope(
+        "process-tag",
+        re.compile(
+            r"\((?P<s>(?:[A-Za-z_][\w.:-]*(?: rank=\d+| [A-Z]{2,4}\d+)? )?pid=\d+(?:, ip=[\w.:-]+)?"
+            r"(?:, [\w ]+=[^)]*)?)\) "
+        ),
+        stream_group="s",
+    ),
+    Envelope(
+        "ray-daemon", re.compile(r"\((?P<s>raylet|gcs_server|autoscaler|monitor)[^)]*\) "),
+        stream_group="s",
+    ),
+    # torchrun: "[rank3]: " / "[default0]:"
+    Envelope("torchrun-rank", re.compile(r"\[(?P<s>rank\d+)\]: ?"), stream_group="s"),
+    Envelope("torchrun-default", re.compile(r"\[(?P<s>default\d+)\]:"), stream_group="s"),
+    # vLLM logger: "ERROR 01-20 13:03:50 [core.py:700] " and the relative-path form
+    # "ERROR 01-20 13:03:50 [v1/executor/multiproc_executor.py:749] "
+    Envelope(
+        "vllm-logger",
+        re.compile(
+            _LEVEL + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) \[(?P<src>[^\]\s]+)\] ?"
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # older vLLM logger, without the bracket: "ERROR 10-18 16:04:07 multiproc_worker_utils.py:229] "
+    Envelope(
+        "vllm-logger-old",
+        re.compile(
+            _LEVEL + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (?P<src>[\w./-]+\.py:\d+)\] ?"
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # glog (c10d, NCCL watchdog): "E0120 13:03:50.123456 1234 ProcessGroupNCCL.cpp:1234] "
+    Envelope(
+        "glog",
+        re.compile(
+            r"(?P<level>[IWEF])(?P<t>\d{4} \d{2}:\d{2}:\d{2}\.\d+)\s+\d+ (?P<src>[\w./-]+:\d+)\] "
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # c10 (PyTorch C++) in brackets: "[E1129 15:53:15.897998298 socket.cpp:1028] ",
+    # "[W601 10:00:03.512 ProcessGroupNCCL.cpp:4561] "
+    Envelope(
+        "c10-bracket",
+        re.compile(r"\[(?P<level>[IWEF])(?P<t>\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?: \d+)? (?P<src>[\w./-]+:\d+)\] ?"),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # loguru and similar: "2025-06-01 10:00:00.123 | ERROR    | app.server:run:42 - "
+    Envelope(
+        "pipe-level",
+        re.compile(
+            r"(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) \| "
+            + _LEVEL
+            + r"\s*\| (?P<src>[\w.:<>-]+) - "
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # a level in brackets after a timestamp was peeled: "[ERROR] ", DeepSpeed's "[INFO] "
+    Envelope("bracket-level", re.compile(r"\[" + _LEVEL + r"\]\s+"), level_group="level"),
+    # DeepSpeed's source after the level: "[partition_parameters.py:347:__exit__] "
+    Envelope("bracket-source", re.compile(r"\[(?P<src>[\w./-]+\.py:\d+(?::[\w<>]+)?)\] "), source_group="src"),
+    # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
+    Envelope(
+        "python-asctime",
+        re.compile(
+            r"(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) - (?P<src>[\w.]+) - "
+            + _LEVEL
+            + r" - "
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    # Python logging basicConfig: "ERROR:root:", "WARNING:transformers.modeling_utils:"
+    Envelope(
+        "python-logging",
+        re.compile(_LEVEL + r":(?P<src>[\w.]+):"),
+        level_group="level",
+        source_group="src",
+    ),
+    # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
+    Envelope("uvicorn", re.compile(_LEVEL + r":\s+"), level_group="level"),
+    # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."
+    Envelope(
+        "timestamp-level",
+        re.compile(
+            r"\[?(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\]?\s+\[?"
+            + _LEVEL
+            + r"\]?:?\s+"
+        ),
+        level_group="level",
+        time_group="t",
+    ),
+)
+
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_ALNUM = _UPPER + _UPPER.lower() + "0123456789"
+# The characters each envelope can start with: a line is only tried against the envelopes its
+# next character allows (most traceback and message lines try none).
+_FIRST_CHARS = {
+    "line-number": " 0123456789",
+    "syslog": "ADFJMNOS",
+    "mpirun": "[",
+    "srun-label": "0123456789",
+    "kubectl-prefix": "[",
+    "compose-prefix": _ALNUM,
+    "pdsh-host": _ALNUM,
+    "iso-timestamp": "0123456789",
+    "sglang": "[",
+    "bracket-timestamp": "[",
+    "process-tag": "(",
+    "ray-daemon": "(",
+    "torchrun-rank": "[",
+    "torchrun-default": "[",
+    "vllm-logger": "TDINWECF",
+    "vllm-logger-old": "TDINWECF",
+    "glog": "IWEF",
+    "c10-bracket": "[",
+    "python-asctime": "0123456789",
+    "pipe-level": "0123456789",
+    "bracket-level": "[",
+    "bracket-source": "[",
+    "python-logging": "TDINWECF",
+    "uvicorn": "TDINWECF",
+    "timestamp-level": "[0123456789",
+}
+_BY_FIRST: dict[str, tuple[Envelope, ...]] = {
+    ch: tuple(e for e in ENVELOPES if ch in _FIRST_CHARS[e.name])
+    for ch in set("".join(_FIRST_CHARS.values()))
+}
+
+
+def peel(text: str, line: int) -> Record:
+    """Peel every envelope at the start of ``text``, in table order, each at most once."""
+    streams: list[str] = []
+    level = time = source = None
+    pos = 0
+    used: set[str] = set()
+    progress = True
+    while progress and pos < len(text):
+        progress = False
+        for env in _BY_FIRST.get(text[pos], ()):
+            if env.name in used:
+                continue
+            m = env.pattern.match(text, pos)
+            if m is None:
+                continue
+            used.add(env.name)
+            if env.stream_group and m.group(env.stream_group):
+                streams.append(m.group(env.stream_group))
+            if env.level_group:
+                lv = m.group(env.level_group)
+                level = _GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
+            if env.time_group and m.group(env.time_group):
+                time = time or m.group(env.time_group)
+            if env.source_group:
+                source = m.group(env.source_group)
+            pos = m.end()
+            progress = True
+            break
+    return Record(
+        line=line,
+        text=text[pos:] if pos else text,
+        stream=" / ".join(streams),
+        level=level,
+        time=time,
+        source=source,
+    )
+
+
+def split_lines(text: str, first_line: int = 1) -> Iterator[tuple[int, str]]:
+    """Yield (line number, text) for ``\\n``, ``\\r\\n`` and bare ``\\r`` line ends.
+
+    Segments split by a bare ``\\r`` keep their ``\\n`` line's number, so evidence line numbers
+    match ``grep -n`` and editors.
+
+    >>> list(split_lines("a\\r\\nb\\rc\\nd"))
+    [(1, 'a'), (2, 'b'), (2, 'c'), (3, 'd')]
+    """
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for i, raw in enumerate(lines):
+        n = first_line + i
+        if "\r" in raw:
+            if raw.endswith("\r"):
+                raw = raw[:-1]
+            parts = raw.split("\r")
+            for part in parts:
+                if part or len(parts) == 1:
+                    yield n, part
+        else:
+            yield n, raw
+
+
+def decode(data: bytes, encoding: str = "utf-8") -> str:
+    """Decode without failing: invalid sequences become U+FFFD, NUL bytes vanish."""
+    text = data.decode(encoding, errors="replace")
+    if "\x00" in text:
+        text = text.replace("\x00", "")
+    return text
+
+
+def records_from_text(text: str, first_line: int = 1) -> list[Record]:
+    """Turn decoded text into records (envelopes peeled, control sequences removed)."""
+    return [peel(clean(raw), n) for n, raw in split_lines(text, first_line)]
+
+
+def records_from_bytes(data: bytes, first_line: int = 1) -> list[Record]:
+    """Decode bytes (BOM-aware) and turn them into records."""
+    encoding, bom = sniff_encoding(data[:4])
+    return records_from_text(decode(data[bom:], encoding), first_line)

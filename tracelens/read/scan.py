@@ -1,0 +1,354 @@
+"""Find where the trouble is in a large log without decoding all of it.
+
+A small log (up to :data:`FULL_PARSE_LIMIT`) is parsed whole. A larger one is read once in
+chunks; one linear-time byte search (RE2) finds tracebacks, error lines and fact lines, and
+only windows of bytes around them are decoded and parsed. Memory stays flat in the log's size.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections import deque
+from typing import BinaryIO
+
+import re2
+
+# Kept light on purpose (no pydantic, no logread): the CLI starts scanning a large log before
+# it imports the rest of tracelens.
+if False:  # typing only
+    from tracelens.models import Record
+
+FULL_PARSE_LIMIT = 8 << 20
+CHUNK = 8 << 20
+WINDOW_BUDGET = 48 << 20
+"""Most bytes of windows parsed from one log."""
+
+
+class InputError(Exception):
+    """The input cannot be read (missing, a directory, unreadable). One-line message."""
+
+
+_OPTS = re2.Options()
+_OPTS.log_errors = False
+
+_TB = rb"Traceback \(most recent call last\)|Fatal Python error|Exception Group Traceback"
+_ERR = (
+    rb"ERROR|CRITICAL|FATAL|Error|Exception|error:|Killed|Bus error|Segmentation fault|"
+    rb"core dumped|NCCL WARN|CUDA error|out of memory|Aborted|terminate called|exitcode|"
+    rb"SIGKILL|SIGSEGV|SIGABRT|died unexpectedly|[EF]\d{4} \d\d:\d\d"
+)
+_FACT = (
+    rb"Initializing a V1 LLM engine|Initializing an LLM engine|vLLM API server version|"
+    rb"non-default args|Resolved architecture|Using max model len|backend|PyTorch version|"
+    rb"CUDA used to build|NVIDIA-SMI|Nvidia driver version|vLLM Version|Python version|"
+    rb"\[pip3\]|NCCL version|capability|args: Namespace|server_args|Root Cause|GPU \d+:"
+)
+_TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
+_TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
+
+# (bytes before, bytes after) each kind of hit
+_CONTEXT = {1: (8 << 10, 256 << 10), 2: (8 << 10, 16 << 10), 3: (0, 512)}
+
+
+class Window:
+    """A byte range to parse; ``anchor`` is the offset of a line whose number is known."""
+
+    __slots__ = ("start", "end", "anchor", "anchor_line")
+
+    def __init__(self, start: int, end: int, anchor: int, anchor_line: int):
+        self.start, self.end, self.anchor, self.anchor_line = start, end, anchor, anchor_line
+
+
+def open_input(path: str) -> tuple[BinaryIO, int, str]:
+    """Open a path or ``-`` (stdin, spooled so it can be read twice). Raises InputError."""
+    if path == "-":
+        import tempfile
+
+        spool = tempfile.SpooledTemporaryFile(max_size=FULL_PARSE_LIMIT)
+        stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
+        size = 0
+        while True:
+            chunk = stdin.read(CHUNK)
+            if not chunk:
+                break
+            if isinstance(chunk, str):
+                chunk = chunk.encode()
+            spool.write(chunk)
+            size += len(chunk)
+        spool.seek(0)
+        return spool, size, "<stdin>"
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, not a log file")
+    try:
+        fp = open(path, "rb")
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except PermissionError:
+        raise InputError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot open ({exc.strerror or exc})") from None
+    size = os.fstat(fp.fileno()).st_size
+    return fp, size, path
+
+
+def read_records(fp: BinaryIO, size: int, prefetch: Prefetch | None = None) -> tuple[list[Record], int, bool, str]:
+    """Records of the whole log, or of the windows around trouble for a large one.
+
+    Returns (records, line count, whether the whole log was parsed, encoding).
+    """
+    from tracelens.read.logread import decode, records_from_bytes, records_from_text, sniff_encoding
+
+    head = fp.read(4)
+    encoding, bom = sniff_encoding(head)
+    fp.seek(0)
+    if size <= FULL_PARSE_LIMIT or encoding != "utf-8":
+        data = fp.read()
+        text = decode(data[bom:], encoding)
+        records = records_from_text(text, 1)
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        return records, lines, True, encoding
+    windows, line_count = find_windows(fp, prefetch)
+    records = []
+    for w in windows:
+        fp.seek(w.start)
+        data = fp.read(w.end - w.start)
+        first_line = w.anchor_line - data.count(b"\n", 0, w.anchor - w.start)
+        records.extend(records_from_bytes(data, first_line))
+    return records, line_count, False, encoding
+
+
+PARALLEL_MIN = 64 << 20
+"""Logs at least this large are scanned by several processes at once (one per core, up to 4)."""
+
+Hit = tuple[int, int, int]  # (offset of the line, line number, kind)
+
+
+def _scan(read_at, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
+    """Trigger hits in bytes [start, stop) (a line start to a line end), with line numbers
+    counted from 1 at ``start``; and the number of newlines in the range.
+
+    Each chunk is read from a line start and searched up to its last line end (RE2 with
+    pos/endpos, no copies); the next read starts right after, so no line is ever split."""
+    first_hits: list[Hit] = []
+    last_hits: deque[Hit] = deque(maxlen=20000)
+    base_off = start
+    line = 1
+    last_line_start = -1
+    while base_off < stop:
+        chunk = read_at(base_off, min(CHUNK, stop - base_off))
+        if not chunk:
+            break
+        end = len(chunk)
+        if end == CHUNK and base_off + end < stop:
+            cut = chunk.rfind(b"\n") + 1
+            end = cut or end  # a line longer than a chunk is searched in pieces
+        counted = 0
+        for m in _TRIGGERS.finditer(chunk, 0, end):
+            lstart = chunk.rfind(b"\n", 0, m.start()) + 1
+            if base_off + lstart == last_line_start and m.lastindex != 1:
+                continue
+            line += chunk.count(b"\n", counted, lstart)
+            counted = lstart
+            kind = m.lastindex or 2
+            if kind == 3 and any(t in chunk[lstart : lstart + 200] for t in _TABLES):
+                kind = 4
+            hit = (base_off + lstart, line, kind)
+            last_line_start = base_off + lstart
+            if len(first_hits) < 2000:
+                first_hits.append(hit)
+            else:
+                last_hits.append(hit)
+        line += chunk.count(b"\n", counted, end)
+        base_off += end
+    return first_hits, list(last_hits), line - 1
+
+
+def _pread_scan(fd: int, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
+    return _scan(lambda off, n: os.pread(fd, n, off), start, stop)
+
+
+def _split(fp: BinaryIO, total: int, parts: int) -> list[int]:
+    """Cut points at line starts dividing [0, total) into about equal parts."""
+    cuts = [0]
+    for k in range(1, parts):
+        fp.seek(total * k // parts)
+        probe = fp.read(1 << 20)
+        nl = probe.find(b"\n")
+        cut = total * k // parts + nl + 1 if nl >= 0 else total
+        if cuts[-1] < cut < total:
+            cuts.append(cut)
+    return cuts + [total]
+
+
+def _parallel_ok(fp: BinaryIO, total: int) -> int:
+    """How many processes to scan with (1: scan here)."""
+    import threading
+
+    cores = min(os.cpu_count() or 1, 4)
+    if total < PARALLEL_MIN or cores < 2 or threading.active_count() > 1 or not hasattr(os, "fork"):
+        return 1
+    try:
+        fp.fileno()
+    except (OSError, ValueError, AttributeError):
+        return 1
+    return cores
+
+
+class Prefetch:
+    """A scan of a large file already running in forked child processes (started by the CLI
+    before it imports the rest of tracelens, so both happen at once). Each child scans one
+    range and sends its hits back through a pipe."""
+
+    def __init__(self, fp: BinaryIO, total: int, workers: int):
+        self.total = total
+        cuts = _split(fp, total, workers)
+        fd = fp.fileno()
+        self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
+        for a, b in zip(cuts, cuts[1:]):
+            r, w = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: scan, send, leave without running any cleanup
+                os.close(r)
+                try:
+                    import pickle
+
+                    data = pickle.dumps(_pread_scan(fd, a, b), protocol=pickle.HIGHEST_PROTOCOL)
+                    with os.fdopen(w, "wb") as out:
+                        out.write(data)
+                finally:
+                    os._exit(0)
+            os.close(w)
+            self.children.append((pid, r))
+
+    def result(self) -> list[tuple[list[Hit], list[Hit], int]]:
+        import pickle
+
+        parts = []
+        try:
+            for _pid, r in self.children:
+                with os.fdopen(r, "rb", closefd=False) as src:
+                    data = src.read()
+                if not data:
+                    raise OSError("a scanning process ended without a result")
+                parts.append(pickle.loads(data))
+            return parts
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        for pid, r in self.children:
+            try:
+                os.close(r)
+            except OSError:
+                pass
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+        self.children = []
+
+
+def start_scan(fp: BinaryIO) -> Prefetch | None:
+    """Start scanning a large file in parallel; ``None`` when it is small or cannot be."""
+    try:
+        fp.seek(0, os.SEEK_END)
+        total = fp.tell()
+        fp.seek(0)
+    except (OSError, ValueError):
+        return None
+    workers = _parallel_ok(fp, total)
+    return Prefetch(fp, total, workers) if workers > 1 else None
+
+
+def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[Window], int]:
+    """One pass over the bytes: the windows to parse and the log's line count."""
+    fp.seek(0, os.SEEK_END)
+    total = fp.tell()
+    if prefetch is None:
+        prefetch = start_scan(fp)
+    if prefetch is not None:
+        parts = prefetch.result()
+    else:
+        def read_at(off: int, n: int) -> bytes:
+            fp.seek(off)
+            return fp.read(n)
+
+        parts = [_scan(read_at, 0, total)]
+    hits: list[Hit] = []
+    lines_before = 0
+    for first, last, newlines in parts:
+        hits += [(off, ln + lines_before, kind) for off, ln, kind in first + last]
+        lines_before += newlines
+    if len(hits) > 22000:  # the first hits (startup facts) and the last (the crash)
+        hits = hits[:2000] + hits[-20000:]
+    line_count = lines_before + (1 if total and not _ends_with_newline(fp, total) else 0)
+    windows: list[Window] = []
+    for off, ln, kind in hits:
+        before, after = _CONTEXT.get(kind, (0, 16 << 10))
+        w = Window(max(0, off - before), min(total, off + after), off, ln)
+        if windows and w.start <= windows[-1].end:
+            windows[-1].end = max(windows[-1].end, w.end)
+        else:
+            windows.append(w)
+    windows = _within_budget(windows)
+    for w in windows:
+        _snap(fp, w, total)
+    return windows, line_count
+
+
+def _ends_with_newline(fp: BinaryIO, total: int) -> bool:
+    fp.seek(total - 1)
+    return fp.read(1) == b"\n"
+
+
+def _within_budget(windows: list[Window]) -> list[Window]:
+    """Keep the first windows (startup facts) and the last (the crash) within the budget."""
+    if sum(w.end - w.start for w in windows) <= WINDOW_BUDGET:
+        return windows
+    kept_head: list[Window] = []
+    kept_tail: list[Window] = []
+    budget_head, budget_tail = WINDOW_BUDGET // 8, WINDOW_BUDGET - WINDOW_BUDGET // 8
+    for w in windows:
+        if budget_head - (w.end - w.start) < 0:
+            break
+        budget_head -= w.end - w.start
+        kept_head.append(w)
+    for w in reversed(windows[len(kept_head) :]):
+        if budget_tail - (w.end - w.start) < 0:
+            break
+        budget_tail -= w.end - w.start
+        kept_tail.append(w)
+    return kept_head + kept_tail[::-1]
+
+
+def _snap(fp: BinaryIO, w: Window, total: int) -> None:
+    """Move a window's edges to line boundaries."""
+    if w.start > 0:
+        fp.seek(w.start - 1)
+        probe = fp.read(min(w.anchor - w.start + 1, 1 << 20))
+        nl = probe.find(b"\n")
+        w.start = w.start + nl if nl >= 0 else w.anchor
+    if w.end < total:
+        fp.seek(w.end)
+        probe = fp.read(1 << 16)
+        nl = probe.find(b"\n")
+        w.end = w.end + nl + 1 if nl >= 0 else min(total, w.end + len(probe))
+
+
+def read_path(path: str, opened: tuple[BinaryIO, int, str] | None = None, prefetch: Prefetch | None = None):
+    """Read a path or ``-``: (records, size, line count, full parse, encoding, display name).
+    ``opened``/``prefetch``: the file as :func:`open_input` gave it and a scan already started."""
+    fp, size, name = opened or open_input(path)
+    with fp:
+        try:
+            records, lines, full, encoding = read_records(fp, size, prefetch)
+        except OSError as exc:
+            raise InputError(f"{name}: read failed ({exc.strerror or exc})") from None
+    return records, size, lines, full, encoding, name
+
+
+def read_bytes(data: bytes) -> tuple[list[Record], int, bool, str]:
+    """Like :func:`read_records` for bytes already in memory."""
+    return read_records(io.BytesIO(data), len(data))

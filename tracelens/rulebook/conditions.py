@@ -1,0 +1,237 @@
+"""Conditions compiled into functions of a :class:`~tracelens.rulebook.context.Context`: each
+that holds records its evidence (line and text), its captures and how much it says."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from tracelens.models import Evidence, Fact
+from tracelens.regex import compile_regex
+from tracelens.rulebook.context import Context
+from tracelens.rulebook.facttest import parse_fact_test
+from tracelens.rulebook.model import Rule
+
+_WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
+_MAX_EVIDENCE_PER_CONDITION = 3
+
+
+@dataclass
+class Hit:
+    evidence: list[Evidence] = field(default_factory=list)
+    captures: dict[str, str] = field(default_factory=dict)
+    weight: float = 0.0
+    """How much the matched conditions say (ranks rules against each other)."""
+    facts: dict[str, str] = field(default_factory=dict)
+    beliefs: list[float] = field(default_factory=list)
+    """For each matched condition, how sure it alone makes us (combined into confidence)."""
+
+
+# How sure one matched condition makes us that the rule's failure happened.
+_BELIEF = {"exception": 0.75, "exception+message": 0.85, "frame": 0.3, "fact": 0.3, "line": 0.45, "line+level": 0.5}
+
+
+Cond = Callable[[Context], "Hit | None"]
+
+
+def _short(text: str, limit: int = 400) -> str:
+    text = text.replace("\n", " ⏎ ")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _captures(m) -> dict[str, str]:
+    """Named groups of a match as str (bytes patterns give bytes names and values)."""
+    out: dict[str, str] = {}
+    for k, v in m.groupdict().items():
+        if v is None:
+            continue
+        key = k.decode() if isinstance(k, bytes) else k
+        out[key] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+    return out
+
+
+def _exception_cond(body: dict) -> Cond:
+    tre = compile_regex(body["type"]) if "type" in body else None
+    mre = compile_regex(body["message"]) if "message" in body else None
+    weight = _WEIGHTS["exception"] if mre is not None else 2.0
+    belief = _BELIEF["exception+message" if (mre is not None and tre is not None) else "exception"]
+    why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=weight, beliefs=[belief])
+        seen: set[int] = set()
+        for exc, _tb in ctx.exceptions:
+            caps: dict[str, str] = {}
+            if tre is not None:
+                m = tre.search(exc.type)
+                if m is None:
+                    continue
+                caps.update(_captures(m))
+            if mre is not None:
+                m = mre.search(exc.message)
+                if m is None:
+                    continue
+                caps.update(_captures(m))
+            if exc.line in seen:
+                continue
+            seen.add(exc.line)
+            text = f"{exc.type}: {exc.message}" if exc.type else exc.message
+            hit.evidence.append(Evidence(line=exc.line, text=_short(text), why=why))
+            for k, v in caps.items():
+                hit.captures.setdefault(k, v)
+            if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                break
+        return hit if hit.evidence else None
+
+    return cond
+
+
+def _frame_cond(body: dict) -> Cond:
+    tests = {k: compile_regex(v) for k, v in body.items()}
+    why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
+        seen: set[int] = set()
+        for fr in ctx.frames:
+            ok = True
+            for key, rx in tests.items():
+                val = fr.function if key == "function" else fr.file if key == "file" else fr.module
+                if val is None or rx.search(val) is None:
+                    ok = False
+                    break
+            if ok and fr.line not in seen:
+                seen.add(fr.line)
+                text = f'File "{fr.file}", line {fr.lineno}, in {fr.function}'
+                hit.evidence.append(Evidence(line=fr.line, text=_short(text), why=why))
+                if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                    break
+        return hit if hit.evidence else None
+
+    return cond
+
+
+def _first_visible(data: bytes, start: int, end: int) -> int:
+    """Offset of the match's first non-whitespace byte (a pattern such as ``^\\s*X`` may start
+    on the blank line above X)."""
+    k = start
+    while k < end and data[k] in b" \t\r\n":
+        k += 1
+    return k if k < end else start
+
+
+def _line_cond(body: Any) -> Cond:
+    if isinstance(body, str):
+        body = {"text": body}
+    text_rx = compile_regex(body["text"].encode(), multiline=True) if body.get("text") else None
+    level = str(body["level"]).upper() if "level" in body else None
+    stream_rx = compile_regex(body["stream"]) if "stream" in body else None
+    weight = _WEIGHTS["line"] + (0.5 if level else 0)
+    belief = _BELIEF["line+level" if level else "line"]
+    why = "line " + " ".join(f"{k}~{v!r}" for k, v in body.items())
+
+    def ok(rec) -> bool:
+        if level and (rec.level or "") != level:
+            return False
+        if stream_rx is not None and stream_rx.search(rec.stream) is None:
+            return False
+        return True
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=weight, beliefs=[belief])
+        seen: set[int] = set()
+        if text_rx is None:
+            for rec in ctx.doc.records:
+                if ok(rec) and rec.line not in seen:
+                    seen.add(rec.line)
+                    hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
+                    if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                        break
+            return hit if hit.evidence else None
+        for m in text_rx.finditer(ctx.btext):
+            rec = ctx.record_at(_first_visible(ctx.btext, m.start(), m.end()))
+            if not ok(rec) or rec.line in seen:
+                continue
+            seen.add(rec.line)
+            hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
+            for k, v in _captures(m).items():
+                hit.captures.setdefault(k, v)
+            if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                break
+        return hit if hit.evidence else None
+
+    return cond
+
+
+def _fact_cond(body: dict) -> Cond:
+    tests = {name: parse_fact_test(str(test)) for name, test in body.items()}
+    why = "fact " + " ".join(f"{k} {v}" for k, v in body.items())
+
+    def cond(ctx: Context) -> Hit | None:
+        hit = Hit(weight=_WEIGHTS["fact"] * len(tests), beliefs=[_BELIEF["fact"]] * len(tests))
+        for name, test in tests.items():
+            fact: Fact | None = ctx.facts.get(name)
+            if fact is None or not test(fact.value):
+                return None
+            hit.facts[name] = fact.value
+            if fact.line:
+                hit.evidence.append(Evidence(line=fact.line, text=_short(fact.text or f"{name}={fact.value}"), why=why))
+        return hit
+
+    return cond
+
+
+def compile_condition(cond: dict) -> Cond:
+    (kind, body), = cond.items()
+    if kind == "exception":
+        return _exception_cond(body)
+    if kind == "frame":
+        return _frame_cond(body)
+    if kind == "line":
+        return _line_cond(body)
+    if kind == "fact":
+        return _fact_cond(body)
+    return _block({kind: body})
+
+
+def _block(spec: dict) -> Cond:
+    alls = [compile_condition(c) for c in spec.get("all", [])]
+    anys = [compile_condition(c) for c in spec.get("any", [])]
+    nones = [compile_condition(c) for c in spec.get("none", [])]
+
+    def cond(ctx: Context) -> Hit | None:
+        total = Hit()
+        for c in alls:
+            h = c(ctx)
+            if h is None:
+                return None
+            _merge(total, h)
+        if anys:
+            got = False
+            for c in anys:
+                h = c(ctx)
+                if h is not None:
+                    got = True
+                    _merge(total, h)
+            if not got:
+                return None
+        for c in nones:
+            if c(ctx) is not None:
+                return None
+        return total
+
+    return cond
+
+
+def _merge(into: Hit, h: Hit) -> None:
+    into.evidence.extend(h.evidence)
+    into.weight += h.weight
+    into.beliefs.extend(h.beliefs)
+    for k, v in h.captures.items():
+        into.captures.setdefault(k, v)
+    into.facts.update(h.facts)
+
+
+def compile_rule(rule: Rule) -> Cond:
+    m = rule.match
+    return _block({"all": m.all, "any": m.any, "none": m.none})

@@ -1,0 +1,43 @@
+"""The document, indexed once for the conditions of every rule."""
+
+from __future__ import annotations
+
+import bisect
+
+from tracelens.models import Document
+from tracelens.parse.document import iter_exceptions, iter_frames
+from tracelens.parse.usercontent import without_user_content
+
+
+class Context:
+    """What conditions look at, computed once per document."""
+
+    def __init__(self, doc: Document):
+        self.doc = doc
+        self.exceptions = list(iter_exceptions(doc))
+        self.frames = list(iter_frames(doc))
+        self.facts = doc.fact_map()
+        parts: list[str] = []
+        self.offsets: list[int] = []
+        pos = 0
+        for rec in doc.records:
+            self.offsets.append(pos)
+            text = without_user_content(rec.text)
+            parts.append(text)
+            pos += len(text) + 1
+        self.text = "\n".join(parts)
+        # Line conditions search the UTF-8 bytes once encoded: RE2 reports byte offsets there.
+        self.btext = self.text.encode("utf-8", "surrogatepass")
+        if len(self.btext) == len(self.text):
+            self.boffsets = self.offsets
+        else:
+            self.boffsets = []
+            bpos = 0
+            for part in parts:
+                self.boffsets.append(bpos)
+                bpos += len(part.encode("utf-8", "surrogatepass")) + 1
+
+    def record_at(self, offset: int):
+        """The record holding a byte offset of :attr:`btext`."""
+        k = bisect.bisect_right(self.boffsets, offset) - 1
+        return self.doc.records[max(k, 0)]
