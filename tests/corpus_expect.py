@@ -5,8 +5,10 @@ Write or refresh them (then read the diff before committing):
     python tests/corpus_expect.py corpus/shapes/*.log
 
 An expect file holds ``parse`` (what the reader must find), optionally ``facts`` (a subset
-that must be read) and ``top_rule`` (the rank-1 diagnosis a person expects; ``null`` when no
-rule should claim the log). Refreshing rewrites ``parse`` from what tracelens reads now and
+that must be read), ``top_rule`` (the rank-1 diagnosis a person expects; ``null`` when no
+rule should claim the log) and, for a failure no rule knows, ``unrecognized`` (the line and
+text of the originating failure the first diagnosis must quote, and the category a person
+would give it). Refreshing rewrites ``parse`` from what tracelens reads now and
 keeps ``facts`` and ``top_rule``; ``--top`` also recomputes ``top_rule``: review the diff.
 """
 
@@ -64,10 +66,11 @@ def write(log: Path, update_top: bool = False) -> None:
     old = (yaml.safe_load(path.read_text()) if path.exists() else None) or {}
     doc = parse_path(str(log))
     data = {"parse": summarize(doc)}
-    if "facts" in old:
-        data["facts"] = old["facts"]
+    data.update({k: v for k, v in old.items() if k not in ("parse", "top_rule")})
     if "top_rule" in old and not update_top:
         data["top_rule"] = old["top_rule"]
+    elif "unrecognized" in old:
+        data["top_rule"] = "unrecognized"
     else:
         rep = report(doc)
         data["top_rule"] = rep.diagnoses[0].rule_id if rep.diagnoses else None

@@ -10,6 +10,8 @@ import yaml
 
 from corpus_expect import CORPUS, corpus_logs, expect_path, summarize
 from tracelens.engine import parse_path, report
+from tracelens.rulebook.load import default_rules
+from tracelens.rulebook.origin import Wrappers, find_origin
 
 LOGS = corpus_logs()
 
@@ -42,6 +44,35 @@ def test_facts_and_top_rule(log):
         assert (got[0] if got else None) == exp["top_rule"], got
 
 
+UNRECOGNIZED = [p for p in LOGS if "unrecognized" in _expect(p)]
+FAILING = [p for p in LOGS if _expect(p).get("top_rule")]
+
+
+def test_unrecognized_corpus_is_large_enough():
+    assert len(UNRECOGNIZED) >= 30
+
+
+@pytest.mark.parametrize("log", UNRECOGNIZED, ids=[p.name for p in UNRECOGNIZED])
+def test_unrecognized_failures_are_named_with_their_line(log):
+    exp = _expect(log)["unrecognized"]
+    first = report(parse_path(str(log))).diagnoses[0]
+    assert first.rule_id == "unrecognized" and first.severity == "error"
+    quoted = [e for e in first.evidence if e.line == exp["line"]]
+    assert quoted and exp["text"] in quoted[0].text, [(e.line, e.text) for e in first.evidence]
+    assert f"line {exp['line']}" in first.root_cause
+
+
+@pytest.mark.parametrize("log", FAILING, ids=[str(p.relative_to(CORPUS)) for p in FAILING])
+def test_a_failing_log_leads_with_a_cause_not_a_symptom(log):
+    doc = parse_path(str(log))
+    first = report(doc).diagnoses[0]
+    assert first.severity in ("error", "fatal"), first.rule_id
+    origin, _ = find_origin(doc, Wrappers(default_rules().wrappers))
+    if origin is not None:  # else only a symptom or a rule's own lines say what failed
+        assert not first.secondary, first.rule_id
+        assert any(origin.covers(e.line) for e in first.evidence), (origin.line, first.rule_id)
+
+
 HEALTHY = sorted((CORPUS / "healthy").glob("*.log"))
 
 
@@ -50,5 +81,6 @@ def test_healthy_corpus_is_large_enough():
 
 
 @pytest.mark.parametrize("log", HEALTHY, ids=[p.name for p in HEALTHY])
-def test_healthy_logs_stay_silent(log):
-    assert report(parse_path(str(log))).diagnoses == []
+def test_healthy_logs_get_no_error_level_diagnosis(log):
+    got = [(d.rule_id, d.severity) for d in report(parse_path(str(log))).diagnoses]
+    assert not [g for g in got if g[1] in ("error", "fatal")], got

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tracelens.engine import diagnose
-from tracelens.incidents.signature import normalize, signature
+from tracelens.incidents.signature import signature
+from tracelens.parse.normalize import normalize
 
 OOM_A = """\
 (EngineCore_DP0 pid=245) INFO 01-20 13:03:40 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: model='/models/a', tensor_parallel_size=1

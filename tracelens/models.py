@@ -171,8 +171,9 @@ class ErrorLine:
     stream: str = ""
     level: str | None = None
     kind: str = "level"
-    """``level`` (the log said ERROR/CRITICAL), ``fatal`` (a known fatal pattern) or
-    ``exception`` (a ``SomeError: message`` line printed alone)."""
+    """``level`` (the log said ERROR/CRITICAL), ``exception`` (a ``SomeError: message`` line
+    printed alone) or the kind of a failure line of :mod:`tracelens.read.failures` (``cuda``,
+    ``compiler``, ``killed``, ``crash`` ...)."""
     more: list[str] = _list()
     """For an ``exception`` line: the lines that continue its message."""
 
@@ -219,13 +220,27 @@ class Document:
     payloads: dict[str, dict] = _dict()
     """Structured payloads found in messages (``attention_selector``, ``backend_reasons``,
     ``torchrun_root_cause``)."""
+    focus: tuple[int, int] | None = field(default=None, metadata=_EXCLUDE)
+    """The lines of the run that failed, when the log holds several starts: facts stated
+    there win (see :meth:`fact_map`)."""
 
     def fact_map(self) -> dict[str, Fact]:
-        """One fact per name: the highest priority, then the earliest line."""
+        """One fact per name: one stated in the run that failed (:attr:`focus`) first, then the
+        highest priority, then the earliest line."""
         best: dict[str, Fact] = {}
+        lo, hi = self.focus if self.focus else (0, 0)
+
+        def inside(f: Fact) -> bool:
+            return lo <= f.line <= hi
+
         for fact in self.facts:
             cur = best.get(fact.name)
-            if cur is None or fact.priority > cur.priority:
+            if cur is None:
+                best[fact.name] = fact
+            elif self.focus and inside(fact) != inside(cur):
+                if inside(fact):
+                    best[fact.name] = fact
+            elif fact.priority > cur.priority:
                 best[fact.name] = fact
         return best
 

@@ -13,30 +13,16 @@ two crashes were grouped:
 Generic frames (``torch.nn`` call plumbing, multiprocessing, asyncio, threading, import
 machinery, decorators) are skipped, in the spirit of crash-signature systems.
 
->>> normalize("Tried to allocate 2.00 GiB on GPU 3 (pid 4155) at 0x7f3a2b7fe640 in /models/x/y.bin")
-'Tried to allocate <size> on GPU <n> (pid <n>) at <hex> in <path>'
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
 from dataclasses import dataclass
 
 from tracelens.models import Diagnosis, Document, ExceptionInfo, Frame, Traceback
 from tracelens.parse.lifecycle import teardown_only
-
-_NORMALIZERS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
-    (re.compile(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
-    (re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
-    (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
-    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
-    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
-)
+from tracelens.parse.normalize import normalize
 
 # Modules (prefixes) and functions whose frames say nothing about the failure.
 SKIP_MODULES = (
@@ -65,12 +51,6 @@ SKIP_FUNCTIONS = frozenset(
     {"_call_impl", "_wrapped_call_impl", "decorate_context", "wrapper", "_fn", "inner", "<module>",
      "main", "run", "__call__", "<lambda>", "_run_module_as_main", "_run_code"}
 )
-
-
-def normalize(text: str) -> str:
-    for pattern, repl in _NORMALIZERS:
-        text = pattern.sub(repl, text)
-    return " ".join(text.split())
 
 
 def significant(frames: list[Frame]) -> list[Frame]:
@@ -130,7 +110,7 @@ def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
     if exc is None and diag is None:
         # no rule and no exception: only a known fatal line makes this a failure (an error-level
         # message alone is what healthy servers print about handled problems)
-        fatal = [e for e in doc.errors if e.kind == "fatal"]
+        fatal = [e for e in doc.errors if e.kind not in ("level", "exception")]
         if not fatal:
             return None
         etype, message = "", fatal[0].text

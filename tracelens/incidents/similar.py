@@ -13,9 +13,10 @@ from dataclasses import dataclass
 
 from rapidfuzz import fuzz, process
 
-from tracelens.incidents.signature import normalize, signature
+from tracelens.incidents.signature import signature
 from tracelens.incidents.store import Store
 from tracelens.models import Report
+from tracelens.parse.normalize import normalize
 
 
 @dataclass

@@ -25,18 +25,12 @@ from tracelens.models import (
     Traceback,
 )
 from tracelens.parse.traceback import parse_records
+from tracelens.read.failures import failure_kind
 
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 _QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
 """A line the log itself marks as informational is never an error line (request logging
 quotes users' prompts, which may contain any error text)."""
-_FATAL = re.compile(
-    r"CUDA error: |NCCL WARN |NCCL error|^Killed\s*$|Bus error|Segmentation fault|core dumped|"
-    r"terminate called after throwing|^\s*what\(\):|^Aborted|[Oo]ut of memory|"
-    r"died unexpectedly|Signal \d+ \(SIG[A-Z]+\)|exitcode\s*:\s*-?[1-9]|"
-    r"Watchdog caught collective operation timeout|^[\w.-]+: (?:fatal )?error: |oom_kill event|"
-    r"code=killed, status=\d+"
-)
 _EXC_LINE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
     r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
@@ -203,8 +197,8 @@ def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]
             continue
         if _EXC_LINE.match(text.strip()):
             kind = "exception"
-        elif _FATAL.search(text):
-            kind = "fatal"
+        elif (shape := failure_kind(text)) is not None:
+            kind = shape.kind
         elif rec.level in _ERROR_LEVELS:
             kind = "level"
         else:

@@ -15,7 +15,9 @@ from typing import BinaryIO
 
 import re2
 
-# Kept light on purpose (no pydantic, no logread): the CLI starts scanning a large log before
+from tracelens.read.failures import TRIGGERS
+
+# Kept light on purpose (no pydantic, no logread; the failure table is RE2 and dataclasses): the CLI starts scanning a large log before
 # it imports the rest of tracelens.
 if False:  # typing only
     from tracelens.models import Record
@@ -45,6 +47,7 @@ _FACT = (
     rb"CUDA used to build|NVIDIA-SMI|Nvidia driver version|vLLM Version|Python version|"
     rb"\[pip3\]|NCCL version|capability|args: Namespace|server_args|Root Cause|GPU \d+:"
 )
+_ERR += b"|" + b"|".join(re2.escape(t) for t in TRIGGERS)  # the failure lines' own literals
 _TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
 _TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
 

@@ -25,14 +25,18 @@ class LoadedRule:
     """A rule file: its id and prefilter literals at once; the validated rule, its compiled
     match and its examples on first use (so a thousand rules cost little until one fires)."""
 
-    __slots__ = ("id", "needs", "path", "_rule", "_blob", "_matcher", "_examples")
+    __slots__ = ("id", "needs", "reports", "path", "_rule", "_blob", "_matcher", "_examples")
 
-    def __init__(self, path: Path, rule: Rule | None = None, *, rule_id: str = "", needs=(), blob: bytes = b""):
+    def __init__(self, path: Path, rule: Rule | None = None, *, rule_id: str = "", needs=(), reports=(), blob: bytes = b""):
         self.path = path
         self._rule = rule
         self._blob = blob
         self.id = rule.id if rule is not None else rule_id
         self.needs = list(rule.needs) if rule is not None else list(needs)
+        self.reports: list[tuple[str | None, str | None]] = (
+            [(r.type, r.message) for r in rule.reports] if rule is not None else list(reports)
+        )
+        """(type, message) regexes of the wrappers this rule stands for."""
         self._matcher = None
         self._examples: list[Path] | None = None
 
@@ -189,6 +193,9 @@ class RuleSet:
         self.rules = rules
         self.errors = errors or []
         self.prefilter = Prefilter([lr.needs for lr in rules])
+        self.wrappers = [w for lr in rules for w in lr.reports]
+        self._nearest = None  # the nearest-failure index, built on first need
+        """(type, message) regexes of every exception or line a symptom rule stands for."""
 
     def get(self, rule_id: str) -> LoadedRule | None:
         for lr in self.rules:
@@ -229,16 +236,17 @@ class _Cache:
             except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
                 self.entries = {}
 
-    def get(self, path: str, st: os.stat_result) -> tuple[str, list, bytes] | None:
-        """(id, needs, pickled rule) of a file whose size and mtime are unchanged."""
+    def get(self, path: str, st: os.stat_result) -> tuple[str, list, list, bytes] | None:
+        """(id, needs, reports, pickled rule) of a file whose size and mtime are unchanged."""
         hit = self.entries.get(path)
-        if hit and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-            return hit[2], hit[3], hit[4]
+        if hit and len(hit) == 6 and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+            return hit[2], hit[3], hit[4], hit[5]
         return None
 
     def put(self, path: str, st: os.stat_result, rule: Rule) -> None:
         blob = pickle.dumps(rule, protocol=pickle.HIGHEST_PROTOCOL)
-        self.entries[path] = (st.st_mtime_ns, st.st_size, rule.id, list(rule.needs), blob)
+        reports = [(r.type, r.message) for r in rule.reports]
+        self.entries[path] = (st.st_mtime_ns, st.st_size, rule.id, list(rule.needs), reports, blob)
         self.dirty = True
 
     def save(self) -> None:
@@ -271,8 +279,8 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = T
         for name, st in _rule_entries(root):
             hit = store.get(name, st)
             if hit is not None:
-                rule_id, needs, blob = hit
-                by_id[rule_id] = LoadedRule(Path(name), rule_id=rule_id, needs=needs, blob=blob)
+                rule_id, needs, reports, blob = hit
+                by_id[rule_id] = LoadedRule(Path(name), rule_id=rule_id, needs=needs, reports=reports, blob=blob)
                 continue
             try:
                 rule = load_rule_file(Path(name), root)

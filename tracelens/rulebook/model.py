@@ -106,6 +106,19 @@ class Upstream:
 
 
 @model
+class Reports:
+    """An exception (or an error line) that only reports a failure printed elsewhere: what a
+    symptom rule stands for (``EngineDeadError``, "Engine core initialization failed",
+    torchrun's ``ChildFailedError``). The originating failure is never one of these."""
+
+    __pydantic_config__ = _CONFIG
+    type: str | None = None
+    """RE2 searched in the exception's type."""
+    message: str | None = None
+    """RE2 searched in the exception's message, or in the error line's text."""
+
+
+@model
 class RemedySpec:
     __pydantic_config__ = _CONFIG
     title: str
@@ -158,6 +171,9 @@ class Rule:
     references: Annotated[list[str], _MinLen(1)]
     false_positives: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
+    reports: list[Reports] = field(default_factory=list)
+    """For a symptom (``secondary: true``): the wrapper exceptions and lines it stands for;
+    they are skipped when tracelens looks for the failure that started it all."""
     upstream: list[Upstream] = field(default_factory=list)
     """The upstream statements that print the failure this rule matches."""
     verified: list[Verified] = field(default_factory=list)
@@ -177,6 +193,16 @@ def _semantic_errors(rule: Rule):
                 _check_condition(cond, f"{kind}[{k}]")
             except ValueError as exc:
                 return ("match",), str(exc)
+    for k, rep in enumerate(rule.reports):
+        if rep.type is None and rep.message is None:
+            return ("reports", k), "needs a type or a message regex"
+        for key in ("type", "message"):
+            val = getattr(rep, key)
+            if val is not None:
+                try:
+                    compile_regex(val)
+                except ValueError as exc:
+                    return ("reports", k, key), str(exc)
     for k, note in enumerate(rule.notes):
         try:
             _check_condition(note.when, "when")

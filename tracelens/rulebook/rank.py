@@ -6,16 +6,17 @@ Ranking: a primary cause outranks a secondary symptom; a rule whose conditions s
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from tracelens.models import Diagnosis, Document, Evidence, Fact, Remedy
-from tracelens.parse.document import _segments
-from tracelens.rulebook.conditions import Context, _short, compile_condition
+from tracelens.rulebook.conditions import Context, compile_condition
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule
+from tracelens.rulebook.nearest import THRESHOLD, index, nearest
+from tracelens.rulebook.origin import Wrappers, find_origin, run_span
 from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
+from tracelens.rulebook.unrecognized import settle
 
 
 def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: Context) -> list[Remedy]:
@@ -63,9 +64,14 @@ def _confidence(beliefs: list[float], rule: Rule) -> float:
 
 
 def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
-    """All diagnoses for a document, best first."""
+    """All diagnoses for a document, best first; a failure no rule explains is named (see
+    :mod:`tracelens.rulebook.unrecognized`)."""
+    origin, recovered = find_origin(doc, Wrappers(ruleset.wrappers))
+    if origin is not None:
+        doc.focus = run_span(doc, origin.line)
     ctx = Context(doc)
     haystack = ctx.text
+    log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
     out: list[Diagnosis] = []
     for k in ruleset.prefilter.candidates(haystack):
         lr = ruleset.rules[k]
@@ -74,6 +80,7 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
             continue
         rule = lr.rule
         values = {name: f.value for name, f in ctx.facts.items()}
+        values.setdefault("log_file", log_file)
         values.update(hit.captures)
         notes = []
         for note in rule.notes:
@@ -108,80 +115,7 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
     severity_rank = {"fatal": 2, "error": 1, "warning": 0}
     out.sort(key=lambda d: (-d.score, -severity_rank[d.severity], d.rule_id))
     out = _drop_restatements(out)
-    if out and all(d.secondary for d in out):
-        _point_at_unexplained(doc, out)
-    return out
-
-
-# raised by a stop or by the teardown after another failure, never the failure itself
-_NOT_A_CAUSE = re.compile(
-    r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError|BrokenPipeError|ConnectionResetError|GeneratorExit"
-    r"|EngineDeadError|EngineGenerateError|ChildFailedError|ProcessRaisedException|ProcessExitedException)$"
-)
-# messages of exceptions that only report that another process failed
-_WRAPPER = re.compile(
-    r"Executor failed|EngineCore encountered an issue|Engine core initialization failed|"
-    r"See (?:the )?(?:stack trace|root cause|error logs?) above|died unexpectedly|hit an exception"
-)
-
-
-def unexplained_exception(doc: Document, diags: list[Diagnosis]):
-    """(exception, innermost frame) of the first exception in the log whose chain no
-    diagnosis's evidence quotes, or None. Tracebacks quoted in messages count on their own, in
-    print order; exceptions raised after someone asked the process to stop do not."""
-    explained = {e.line for d in diags for e in d.evidence}
-
-    seen: dict[int, bool] = {}
-
-    def quoted(tb) -> bool:
-        # the evidence quotes an exception of this chain: the chain is the symptom's own
-        # (worked out once per traceback, not once per segment)
-        if id(tb) not in seen:
-            seen[id(tb)] = any(
-                n in explained
-                for s in tb.segments
-                if s.exception is not None
-                for n in range(s.exception.line, max(s.exception.line, s.exception.end_line) + 1)
-            )
-        return seen[id(tb)]
-
-    stop = None
-    for seg, tb in _segments(doc.tracebacks):
-        exc = seg.exception
-        if exc is None or not exc.type or _NOT_A_CAUSE.search(exc.type) or quoted(tb):
-            continue
-        if _WRAPPER.search(exc.message[:300]):
-            continue
-        if stop is None:
-            from tracelens.parse.lifecycle import stop_requested_line
-
-            stop = stop_requested_line(doc) or 0
-        if stop and exc.line >= stop:
-            continue
-        return exc, (seg.frames[-1] if seg.frames else None)
-    return None
-
-
-def _point_at_unexplained(doc: Document, diags: list[Diagnosis]) -> None:
-    """Every diagnosis is a symptom (a process died, a wrapper re-raised): name the exception
-    none of them explains, which is most often the cause the symptom reports."""
-    found = unexplained_exception(doc, diags)
-    if found is None:
-        return
-    exc, frame = found
-    first = exc.message.splitlines()[0] if exc.message else ""
-    what = _short(f"{exc.type}: {first}" if first else exc.type, 300)
-    where = f", raised in {frame.function} ({frame.file}, line {frame.lineno})" if frame and frame.function else ""
-    note = (
-        f"No rule recognizes the failure this symptom reports. The first exception in the log that "
-        f"the evidence does not explain is at line {exc.line}: {what}{where}. That is most likely "
-        "the cause: read the traceback there, and search the project's issue tracker for its message."
-    )
-    for d in diags:
-        d.notes.insert(0, note)
-        d.evidence = _dedupe_evidence(
-            [*d.evidence, Evidence(line=exc.line, text=what, why="the first exception no rule explains")]
-        )
+    return settle(doc, out, origin, recovered, lambda o: nearest(o, index(ruleset)), THRESHOLD)
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:

@@ -1,0 +1,47 @@
+"""The failure-line table: every sample a real program printed matches its own shape, and the
+lines healthy runs print match none."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.read.failures import SHAPES, TRIGGERS, failure_kind
+
+SAMPLES = [(shape.kind, line) for shape in SHAPES for line in shape.samples]
+
+HEALTHY = [
+    "INFO 01-20 13:03:50 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000",
+    "INFO:     127.0.0.1:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+    "INFO:     Started server process [4155]",
+    "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67 [00:04<00:00, 15.2it/s]",
+    "node-1:2345:2345 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",
+    "NCCL version 2.21.5+cuda12.4",
+    "Successfully installed torch-2.5.1 triton-3.1.0 vllm-0.6.3",
+    "  Building wheel for flash-attn (setup.py): finished with status 'done'",
+    "/usr/bin/ld: warning: libcudart.so.11.0, needed by libfoo.so, may conflict with libcudart.so.12",
+    "{'loss': 1.2345, 'grad_norm': 0.98, 'learning_rate': 2e-05, 'epoch': 0.5}",
+    "Using `TRANSFORMERS_CACHE` is deprecated and will be removed in v5 of Transformers.",
+    "Process exited normally with code 0",
+    "torch.distributed.elastic.agent.server.api: [INFO] worker group successfully finished.",
+    "Memory profiling takes 3.52 seconds; the current vLLM instance can use total_gpu_memory (79.10GiB) x gpu_memory_utilization (0.90) = 71.19GiB",
+]
+
+
+@pytest.mark.parametrize("kind,line", SAMPLES, ids=[f"{k}:{line[:40]}" for k, line in SAMPLES])
+def test_every_sample_matches_its_shape(kind, line):
+    shape = failure_kind(line)
+    assert shape is not None and shape.kind == kind
+
+
+@pytest.mark.parametrize("line", HEALTHY)
+def test_healthy_lines_match_no_shape(line):
+    assert failure_kind(line) is None
+
+
+@pytest.mark.parametrize("kind,line", SAMPLES, ids=[f"{k}:{line[:40]}" for k, line in SAMPLES])
+def test_the_large_log_scanner_sees_every_sample(kind, line):
+    assert any(t.decode() in line for t in TRIGGERS)
+
+
+def test_wrappers_are_marked():
+    assert {s.kind for s in SHAPES if s.wrapper} == {"build", "died", "container-hook"}

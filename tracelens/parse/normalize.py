@@ -1,0 +1,28 @@
+"""Messages with what varies between runs replaced (numbers, hex, paths, sizes, ids,
+timestamps), so the same failure reads the same across runs, machines and versions.
+
+>>> normalize("Tried to allocate 2.00 GiB on GPU 3 (pid 4155) at 0x7f3a2b7fe640 in /models/x/y.bin")
+'Tried to allocate <size> on GPU <n> (pid <n>) at <hex> in <path>'
+"""
+
+from __future__ import annotations
+
+import re
+
+_NORMALIZERS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"), "<uuid>"),
+    (re.compile(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), "<ts>"),
+    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+    (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
+    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
+    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
+    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+)
+
+
+def normalize(text: str) -> str:
+    for pattern, repl in _NORMALIZERS:
+        text = pattern.sub(repl, text)
+    return " ".join(text.split())

@@ -1,0 +1,292 @@
+"""Failure lines that need no rule: what real programs print when they fail.
+
+A log has failed when it holds an uncaught Python traceback, an error-level record, or one of
+the lines below (C/C++ and CUDA programs, compilers and linkers, argparse, uvicorn, container
+runtimes, the kernel's OOM killer, crashes, NCCL, pydantic). Each shape carries sample lines
+copied from the programs' real output; ``tests/test_failures.py`` checks every sample against
+its shape and a table of healthy lines against all of them.
+
+A shape marked ``wrapper`` reports a failure printed above it (a build's
+``error: command 'g++' failed``, ``collect2: error: ld returned 1 exit status``): it is never
+the originating failure while something else failed first.
+
+Kept light (RE2 and the standard library): the scanner of large logs imports it before the
+rest of tracelens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import re2
+
+_OPTS = re2.Options()
+_OPTS.log_errors = False
+
+
+@dataclass(frozen=True)
+class Shape:
+    kind: str
+    """What failed, e.g. ``cuda``, ``compiler``, ``linker``, ``killed``."""
+    pattern: str
+    """RE2, searched in the line after its envelope (timestamps, process tags) is removed."""
+    samples: tuple[str, ...]
+    """Lines real programs print that this shape must match."""
+    wrapper: bool = False
+    """Reports a failure printed earlier instead of being one."""
+    triggers: tuple[bytes, ...] = ()
+    """Literals, one of which every matching line holds: the large-log scanner looks for
+    them (with its own generic words: ``ERROR``, ``Error``, ``error:`` ...)."""
+
+
+SHAPES: tuple[Shape, ...] = (
+    Shape(
+        "killed",
+        r"^Killed\s*$|\bexit(?:ed with)? code:? (?:-9|137)\b|\bexitcode\s*:\s*-9\b|\bnon-zero exit status (?:-9|137)\b|"
+        r"\bOOMKilled\b|\bSignal 9 \(SIGKILL\)|\bsignal 9\b.*\bkill|\bOut of memory: Killed process \d+|\boom_kill event\b|"
+        r"\bcode=killed, status=(?:9|KILL)\b|\bKilled signal terminated program\b",
+        (
+            "Killed",
+            "ERROR: process exited with code 137",
+            "  exitcode  : -9 (pid: 4155)",
+            "subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status -9.",
+            "    Reason:       OOMKilled",
+            "torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 4156 closing signal SIGTERM ... Signal 9 (SIGKILL) received by PID 4155",
+            "[12345.678901] Out of memory: Killed process 4155 (python3) total-vm:123456789kB",
+            "vllm.service: Main process exited, code=killed, status=9/KILL",
+            "Dec 01 10:12:13 node-1 kernel: oom_kill event in memory cgroup",
+            "c++: fatal error: Killed signal terminated program cc1plus",
+        ),
+        triggers=(b"Killed", b"exit code", b"with code", b"exitcode", b"exit status", b"SIGKILL", b"Out of memory: Killed", b"oom_kill", b"code=killed"),
+    ),
+    Shape(
+        "cuda",
+        r"\bCUDA error(?: \w+)?(?: \(\d+\))?(?: at [^:\s]+:\d+)?: |\bcuda runtime error \(\d+\)|"
+        r"\bCUDA_ERROR_[A-Z_]+\b|\bCUDA driver error: |\bCuda failure\b|\bcudaError[A-Z]\w+\b|\bcuda[A-Z]\w+ returned \d+\b",
+        (
+            "CUDA error cudaErrorNoKernelImageForDevice (209) at kernel.cu:37: no kernel image is available for execution on the device",
+            "CUDA error: an illegal memory access was encountered",
+            "CUDA error (209) at main.cu:12: no kernel image is available for execution on the device",
+            "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=100 : cuda runtime error (100) : no CUDA-capable device is detected",
+            "node-1:2345:2390 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'",
+            "CUDA driver error: device not ready",
+            "cuInit failed: CUDA_ERROR_NO_DEVICE",
+            "cudaGetDeviceCount returned 999",
+            "Cuda failure: invalid configuration argument",
+        ),
+        triggers=(b"CUDA error", b"cuda runtime error", b"CUDA_ERROR_", b"CUDA driver error", b"Cuda failure", b"cudaError", b" returned "),
+    ),
+    Shape(
+        "compiler",
+        r"^(?:[^:\s]+:(?:\d+(?::\d+)?:)? )?fatal error: |^[^:\s]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hh)(?:\(\d+\))?:\d*:?\d*:? ?error: |"
+        r"^[^:\s]+\.cu(?:h)?\(\d+\): error: |^nvcc fatal\s*: ",
+        (
+            "/tmp/pip-build/csrc/ops.cpp:4:10: fatal error: Python.h: No such file or directory",
+            "csrc/attention.cu(128): error: identifier \"__hmax2\" is undefined",
+            "csrc/ops.cpp:17:5: error: 'at::Tensor' has not been declared",
+            "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+            "fatal error: cuda_runtime.h: No such file or directory",
+            "x86_64-linux-gnu-gcc: fatal error: cannot execute 'cc1plus': execvp: No such file or directory",
+        ),
+        triggers=(b"fatal error", b"error:", b"nvcc fatal"),
+    ),
+    Shape(
+        "linker",
+        r"\bld(?:\.\w+)?: (?:final link failed|cannot find -l|.*undefined reference to)|^[^:\s]+\.o: .*undefined reference to",
+        (
+            "/usr/bin/ld: final link failed: No space left on device",
+            "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+            "ld: cannot find -lcudart",
+            "ops.o: In function `launch': undefined reference to `cublasLtMatmul'",
+        ),
+        triggers=(b"ld: ", b"undefined reference"),
+    ),
+    Shape(
+        "build",
+        r"^collect2: error: ld returned \d+ exit status|^error: command '[^']+' failed with exit (?:code|status) \d+|"
+        r"^ninja: build stopped: subcommand failed|^\s*error: subprocess-exited-with-error|"
+        r"^ERROR: Failed building wheel for |^\s*error: metadata-generation-failed|"
+        r"^ERROR: Could not build wheels for ",
+        (
+            "collect2: error: ld returned 1 exit status",
+            "error: command '/usr/bin/g++' failed with exit code 1",
+            "error: command '/usr/local/cuda/bin/nvcc' failed with exit status 1",
+            "ninja: build stopped: subcommand failed.",
+            "  error: subprocess-exited-with-error",
+            "ERROR: Failed building wheel for flash-attn",
+            "ERROR: Could not build wheels for vllm, which is required to install pyproject.toml-based projects",
+        ),
+        wrapper=True,
+        triggers=(b"error:", b"ERROR: ", b"build stopped"),
+    ),
+    Shape(
+        "pip",
+        r"^ERROR: (?:Could not find a version that satisfies|No matching distribution found for|"
+        r"Cannot install .* because these package versions have conflicting dependencies|"
+        r"ResolutionImpossible|pip's dependency resolver|Package '[^']+' requires a different Python|"
+        r"Could not install packages due to an OSError)",
+        (
+            "ERROR: Could not find a version that satisfies the requirement vllm==0.99.0 (from versions: 0.9.0, 0.9.1)",
+            "ERROR: No matching distribution found for flash-attn==9.9.9",
+            "ERROR: Cannot install torch==2.5.1 and vllm==0.10.0 because these package versions have conflicting dependencies.",
+            "ERROR: Package 'vllm' requires a different Python: 3.8.10 not in '<3.14,>=3.9'",
+            "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+        ),
+        triggers=(b"ERROR: ",),
+    ),
+    Shape(
+        "usage",
+        r"^[\w./-]+: error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|invalid choice)",
+        (
+            "vllm: error: argument --kv-cache-dtype: invalid choice: 'fp4' (choose from auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2)",
+            "api_server.py: error: unrecognized arguments: --enable-prefix-cache",
+            "train.py: error: the following arguments are required: --model",
+            "launch_server.py: error: argument --tp-size: invalid int value: 'two'",
+        ),
+        triggers=(b": error: ",),
+    ),
+    Shape(
+        "program",
+        r"^[\w.+-]+: (?:fatal )?error: ",
+        (
+            "srun: error: gpu-node-3: task 2: Out Of Memory",
+            "slurmstepd: error: *** STEP 4471823.0 ON gpu-node-3 CANCELLED AT 2025-11-29T03:22:44 ***",
+            "g++: error: unrecognized command-line option '-mavx512fp16'",
+        ),
+        triggers=(b": error: ", b": fatal error: "),
+    ),
+    Shape(
+        "server",
+        r"^(?:ERROR:\s+)?\[Errno \d+\] error while attempting to bind|^ERROR:\s+\[Errno \d+\] |"
+        r"^ERROR:\s+Exception in ASGI application|^ERROR:\s+Application startup failed",
+        (
+            "ERROR:    [Errno 98] error while attempting to bind on address ('0.0.0.0', 8000): address already in use",
+            "ERROR:    Exception in ASGI application",
+            "ERROR:    Application startup failed. Exiting.",
+            "[Errno 99] error while attempting to bind on address ('::1', 8000, 0, 0): cannot assign requested address",
+        ),
+        triggers=(b"ERROR:", b"[Errno "),
+    ),
+    Shape(
+        "container-hook",
+        r"\bOCI runtime (?:create|exec) failed\b|\berror running (?:prestart |createRuntime )?hook\b|\bfailed to create (?:shim )?task\b",
+        (
+            "Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running prestart hook #0: exit status 1, stdout: , stderr:",
+            "Error: failed to create containerd task: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running hook #0: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+        ),
+        wrapper=True,
+        triggers=(b"OCI runtime", b"running prestart hook", b"running hook", b"create shim task", b"create task"),
+    ),
+    Shape(
+        "container",
+        r"\bnvidia-container-cli: .*error|^docker: Error response from daemon: |"
+        r"could not select device driver \"[^\"]*\" with capabilities|\bFailed to initialize NVML: ",
+        (
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container: unknown.",
+            "docker: Error response from daemon: could not select device driver \"\" with capabilities: [[gpu]].",
+            "Failed to initialize NVML: Driver/library version mismatch",
+        ),
+        triggers=(b"nvidia-container-cli", b"Error response from daemon", b"could not select device driver", b"Failed to initialize NVML"),
+    ),
+    Shape(
+        "crash",
+        r"\bSegmentation fault\b|\bBus error\b|\bcore dumped\b|\bSignal (?:11|7|6|4) \(SIG(?:SEGV|BUS|ABRT|ILL)\)|"
+        r"\bexitcode\s*:\s*-(?:11|7|6|4)\b|\bnon-zero exit status (?:-11|139|134)\b|^Fatal Python error: |"
+        r"\bterminate called after throwing an instance of|^\*\*\* (?:SIGSEGV|SIGABRT|SIGBUS) |^\s*what\(\):\s|^Aborted\b|"
+        r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
+        r"\bmalloc\(\): \w|\bcorrupted size vs\. prev_size\b|\bmunmap_chunk\(\): invalid pointer\b|"
+        r"\*\*\* stack smashing detected \*\*\*",
+        (
+            "Segmentation fault (core dumped)",
+            "Bus error (core dumped)",
+            "Fatal Python error: Segmentation fault",
+            "Fatal Python error: Aborted",
+            "terminate called after throwing an instance of 'c10::Error'",
+            "  exitcode  : -11 (pid: 4155)",
+            "*** SIGSEGV received at time=1733040000 on cpu 3 ***",
+            "Signal 11 (SIGSEGV) received by PID 4155",
+            "  what():  std::bad_alloc",
+            "Aborted (core dumped)",
+            "start-server.sh: line 18:  1669 Illegal instruction     (core dumped) python -m vllm.entrypoints.openai.api_server",
+            "double free or corruption (out)",
+            "free(): invalid pointer",
+            "*** stack smashing detected ***: terminated",
+        ),
+        triggers=(b"Segmentation fault", b"Bus error", b"core dumped", b"SIGSEGV", b"SIGBUS", b"SIGABRT", b"SIGILL", b"Fatal Python error", b"terminate called", b"exitcode", b"exit status", b"what():", b"Aborted", b"Illegal instruction", b"double free", b"free(): ", b"malloc(): ", b"corrupted size", b"munmap_chunk", b"stack smashing"),
+    ),
+    Shape(
+        "nccl",
+        r"\bNCCL WARN\b|\bNCCL error\b|\bncclInternalError\b|\bncclSystemError\b|\bncclUnhandledCudaError\b|"
+        r"\bncclInvalidUsage\b|\bncclRemoteError\b|\bncclInvalidArgument\b|\bNCCL failure\b",
+        (
+            "node-1:2345:2390 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43355> failed : Software caused connection abort",
+            "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
+            "ncclInternalError: Internal check failed.",
+            "node-b: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers'",
+        ),
+        triggers=(b"NCCL WARN", b"NCCL error", b"ncclInternalError", b"ncclSystemError", b"ncclUnhandledCudaError", b"ncclInvalidUsage", b"ncclRemoteError", b"ncclInvalidArgument", b"NCCL failure"),
+    ),
+    Shape(
+        "died",
+        r"\bdied unexpectedly\b|^\s*exitcode\s*:\s*[1-9]\d*\b|\bhit an exception\b.*\bterminat|"
+        r"\bWorkerProc initialization failed\b|\bEngine core initialization failed\b",
+        (
+            "ERROR 01-20 13:03:50 [multiproc_executor.py:146] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.",
+            "  exitcode  : 1 (pid: 4155)",
+            "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+        ),
+        wrapper=True,
+        triggers=(b"died unexpectedly", b"exitcode", b"hit an exception", b"initialization failed"),
+    ),
+    Shape(
+        "timeout",
+        r"\bWatchdog caught collective operation timeout\b|\bDeadlineExceeded\b|\bTimed out (?:after|waiting)\b",
+        (
+            "[rank3]:[E1201 10:12:13.456789 4155 ProcessGroupNCCL.cpp:616] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=11, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600042 milliseconds before timing out.",
+            "TimeoutError: Timed out after 300 seconds waiting for clients. 1/2 clients joined.",
+        ),
+        triggers=(b"Watchdog caught", b"DeadlineExceeded", b"Timed out"),
+    ),
+    Shape(
+        "validation",
+        r"^\d+ validation errors? for \w+|^pydantic_core\._pydantic_core\.ValidationError: ",
+        (
+            "1 validation error for ModelConfig",
+            "2 validation errors for SpeculativeConfig",
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for VllmConfig",
+        ),
+        triggers=(b"validation error",),
+    ),
+    Shape(
+        "oom",
+        r"(?i:\bout of memory\b)|\bOutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b|\bhipErrorOutOfMemory\b",
+        (
+            "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB. GPU 0 has a total capacity of 79.10 GiB",
+        ),
+        triggers=(b"out of memory", b"Out of memory", b"Out Of Memory", b"OutOfMemoryError", b"CUBLAS_STATUS_ALLOC_FAILED", b"hipErrorOutOfMemory"),
+    ),
+)
+
+TRIGGERS: tuple[bytes, ...] = tuple(sorted({t for s in SHAPES for t in s.triggers}))
+"""Every shape's literals, for the scanner of large logs."""
+
+_COMPILED = [re2.compile(s.pattern, _OPTS) for s in SHAPES]
+_ANY = re2.compile("|".join(f"(?:{s.pattern})" for s in SHAPES), _OPTS)
+
+
+def failure_kind(text: str) -> Shape | None:
+    """The first shape that ``text`` (one line, envelope removed) matches, or None.
+
+    >>> failure_kind("Segmentation fault (core dumped)").kind
+    'crash'
+    >>> failure_kind("INFO: started server process") is None
+    True
+    """
+    line = text.strip()
+    if not line or _ANY.search(line) is None:
+        return None
+    for shape, rx in zip(SHAPES, _COMPILED):
+        if rx.search(line) is not None:
+            return shape
+    return None

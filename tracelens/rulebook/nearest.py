@@ -1,0 +1,150 @@
+"""The nearest known failure: an unrecognized failure matched against the originating
+failures of every rule's example logs.
+
+The index holds, for each example log, its rule, its category and the originating failure's
+text (exception type and normalized message, or the failure line) with the package that raised
+it. It is built on first need (an unrecognized failure: a rare path) and cached beside the
+rule cache, keyed by the example files' paths, sizes and times.
+
+A query scores each entry with rapidfuzz's ``ratio`` (normalized edit distance) over the texts, plus
+a few points when the same package raised it; the best entry per rule counts. The category of
+the nearest rule is taken only at or above :data:`THRESHOLD` (tuned on held-out logs, see
+docs/unrecognized.md).
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from tracelens.parse.normalize import normalize
+
+THRESHOLD = 55.0
+"""Lowest score at which an unrecognized failure takes the nearest rule's category."""
+_SAME_PACKAGE = 6.0
+
+
+@dataclass(frozen=True)
+class Entry:
+    rule_id: str
+    category: str
+    text: str
+    """Normalized ``Type: message`` (or failure line) of the example's originating failure."""
+    package: str
+    """Top-level package of the raising frame (``vllm``, ``torch`` ...), or ``""``."""
+
+
+@dataclass(frozen=True)
+class Near:
+    rule_id: str
+    category: str
+    score: float
+
+
+def key_text(origin) -> str:
+    message = origin.message if origin.type else origin.text
+    head = f"{origin.type}: " if origin.type else ""
+    return normalize(head + " ".join(message.split())[:400])
+
+
+def package_of(origin) -> str:
+    frame = origin.frame
+    if frame is None or not frame.module:
+        return ""
+    return frame.module.split(".", 1)[0]
+
+
+def _examples(ruleset) -> list[tuple[str, os.stat_result, object]]:
+    out = []
+    for lr in ruleset.rules:
+        for path in lr.examples:
+            try:
+                out.append((str(path), path.stat(), lr))
+            except OSError:
+                continue
+    return out
+
+
+def _cache_file(files) -> Path | None:
+    from tracelens import __version__
+    from tracelens.paths import cache_home
+    from tracelens.rulebook import origin as origin_mod
+
+    base = str(cache_home())
+    if base.startswith("~"):
+        return None
+    code = f"{Path(__file__).stat().st_mtime_ns}:{Path(origin_mod.__file__).stat().st_mtime_ns}"
+    text = "\0".join([__version__, code, *(f"{p}:{st.st_size}:{st.st_mtime_ns}" for p, st, _ in files)]).encode()
+    return Path(base) / "tracelens" / f"nearest-{zlib.crc32(text):08x}{zlib.adler32(text):08x}.pickle"
+
+
+def build(ruleset) -> list[Entry]:
+    """Parse every example log and index its originating failure."""
+    from tracelens.parse.document import build as build_document
+    from tracelens.read import scan
+    from tracelens.rulebook.origin import Wrappers, find_origin
+
+    wrappers = Wrappers(ruleset.wrappers)
+    out: list[Entry] = []
+    for path, _st, lr in _examples(ruleset):
+        try:
+            raw = Path(path).read_bytes()
+        except OSError:
+            continue
+        records, lines, full, encoding = scan.read_bytes(raw)
+        doc = build_document(records, source=path, size=len(raw), line_count=lines, full_parse=full, encoding=encoding)
+        origin, _recovered = find_origin(doc, wrappers)
+        if origin is None:
+            continue
+        out.append(Entry(lr.id, lr.rule.category, key_text(origin), package_of(origin)))
+    return out
+
+
+def index(ruleset) -> list[Entry]:
+    """The index for these rules, from the cache when the example files are unchanged."""
+    cached = getattr(ruleset, "_nearest", None)
+    if cached is not None:
+        return cached
+    files = _examples(ruleset)
+    path = _cache_file(files)
+    entries: list[Entry] | None = None
+    if path is not None:
+        try:
+            with open(path, "rb") as fh:
+                entries = pickle.load(fh)
+        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            entries = None
+    if entries is None:
+        entries = build(ruleset)
+        if path is not None:
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = path.with_suffix(f".{os.getpid()}.tmp")
+                with open(tmp, "wb") as fh:
+                    pickle.dump(entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, path)
+            except OSError:
+                pass
+    ruleset._nearest = entries
+    return entries
+
+
+def nearest(origin, entries: list[Entry], limit: int = 3) -> list[Near]:
+    """The closest rules to an originating failure, best first (one entry per rule)."""
+    from rapidfuzz import fuzz
+
+    query = key_text(origin)
+    pkg = package_of(origin)
+    best: dict[str, Near] = {}
+    for e in entries:
+        score = fuzz.ratio(query, e.text)
+        if pkg and e.package == pkg:
+            score += _SAME_PACKAGE
+        score = min(score, 100.0)
+        cur = best.get(e.rule_id)
+        if cur is None or score > cur.score:
+            best[e.rule_id] = Near(e.rule_id, e.category, round(score, 1))
+    return sorted(best.values(), key=lambda n: (-n.score, n.rule_id))[:limit]

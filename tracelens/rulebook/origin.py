@@ -1,0 +1,264 @@
+"""The originating failure: among every failure of every process in a log, the one the others
+report.
+
+Candidates are the exceptions of uncaught tracebacks (chained, nested and grouped ones in print
+order), ``SomeError: message`` lines printed alone, and the failure lines of
+:mod:`tracelens.read.failures`. Skipped: what only reports another failure (the wrappers the
+symptom rules declare under ``reports:``, and the table's wrapper shapes), teardown exceptions
+(``KeyboardInterrupt``, ``CancelledError`` ...), anything after someone asked the process to
+stop, tracebacks logged at warning level or below (handled), and requests answered with a 4xx
+status (the client's error, not the server's). The earliest remaining candidate is the origin.
+
+A failure is *recovered* when the program visibly carried on after it (requests answered with
+2xx, throughput lines, training loss lines, a server that finished starting) and nothing failed
+after that: a handled problem, not a crash.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
+from tracelens.parse.document import _segments
+from tracelens.parse.lifecycle import stop_requested_line
+from tracelens.read.failures import SHAPES
+from tracelens.regex import compile_regex
+
+# raised by a stop or by the teardown after another failure, never the failure itself
+_TEARDOWN = re.compile(
+    r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError|BrokenPipeError|ConnectionResetError|"
+    r"GeneratorExit|ClosedResourceError)$"
+)
+_HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
+_HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
+# an exception whose message carries another process's traceback (multiprocessing, Ray)
+_QUOTES_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException")
+# pydantic's first line only counts the errors; the next lines say what is wrong
+_VALIDATION = re.compile(r"ValidationError$")
+_WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
+_CLIENT_ERROR = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b')
+_PROGRESS = re.compile(
+    r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
+    r"\{'loss': |'train_runtime': |\bApplication startup complete\b|"
+    r"\bThe server is fired up and ready to roll\b|\bstep[ =:]\s*\d+\b.*\bloss\b|\bsucceeded\b|"
+    r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b"
+)
+_MIN_PROGRESS = 3
+
+
+@dataclass
+class Origin:
+    """The failure that started it all."""
+
+    line: int
+    """The line that says what failed (the exception line, or the failure line)."""
+    text: str
+    """That line's text, with its message's continuation lines."""
+    stream: str
+    kind: str
+    """``exception`` or a failure-line kind (``cuda``, ``compiler``, ``killed`` ...)."""
+    type: str = ""
+    message: str = ""
+    frame: Frame | None = None
+    """The frame that raised it (innermost), when a traceback was printed."""
+    start: int = 0
+    """First line of the traceback (or the line itself)."""
+    end: int = 0
+    """Last line of the traceback or of the message."""
+
+    def covers(self, line: int) -> bool:
+        return self.start <= line <= self.end
+
+
+class Wrappers:
+    """What only reports another failure: the symptom rules' ``reports`` regexes."""
+
+    def __init__(self, pairs: list[tuple[str | None, str | None]]):
+        self.pairs = [
+            (compile_regex(t) if t else None, compile_regex(m) if m else None) for t, m in pairs
+        ]
+
+    def exception(self, exc: ExceptionInfo) -> bool:
+        msg = exc.message[:2000]
+        for trx, mrx in self.pairs:
+            if trx is not None and trx.search(exc.type) is None:
+                continue
+            if mrx is not None and mrx.search(msg) is None:
+                continue
+            return True
+        return False
+
+    def line(self, text: str) -> bool:
+        return any(mrx is not None and trx is None and mrx.search(text) is not None for trx, mrx in self.pairs)
+
+
+def _index(doc: Document) -> dict[int, int]:
+    return {rec.line: k for k, rec in enumerate(doc.records)}
+
+
+def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
+    """A traceback logged by a handler at warning level (``logger.warning(..., exc_info=True)``):
+    its own lines carry that level, or the record right before it does."""
+    k = pos.get(tb.start_line)
+    if k is None:
+        return False
+    own = doc.records[k]
+    if own.level:
+        return own.level in _HANDLED
+    for j in range(k - 1, max(k - 3, -1), -1):
+        rec = doc.records[j]
+        if rec.stream == tb.stream:
+            return (rec.level or "") in _HANDLED
+    return False
+
+
+def _client_error(doc: Document, pos: dict[int, int], end: int) -> bool:
+    """The failure was answered to a client with a 4xx status right after it."""
+    k = pos.get(end)
+    if k is None:
+        return False
+    return any(_CLIENT_ERROR.search(rec.text) for rec in doc.records[k + 1 : k + 6])
+
+
+def _traceback_after(doc: Document, pos: dict[int, int], line: int, stream: str, starts) -> Traceback | None:
+    """The traceback that starts within a few records after ``line`` in the same stream."""
+    k = pos.get(line)
+    if k is None:
+        return None
+    for rec in doc.records[k + 1 : k + 5]:
+        if rec.stream == stream and (stream, rec.line) in starts:
+            return starts[(stream, rec.line)]
+    return None
+
+
+_CHAIN = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
+
+
+def _chained_end(doc: Document, pos: dict[int, int], tbs: list[Traceback], k: int) -> int:
+    """End of traceback ``k`` and of the tracebacks chained to it that the parse kept apart
+    (a chain whose continuation lost the process tag of its first part)."""
+    end = tbs[k].end_line
+    for nxt in tbs[k + 1 :]:
+        a, b = pos.get(end), pos.get(nxt.start_line)
+        if a is None or b is None or not 0 < b - a <= 12:
+            break
+        if not any(_CHAIN.match(rec.text.strip()) for rec in doc.records[a + 1 : b]):
+            break
+        end = nxt.end_line
+    return end
+
+
+def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
+    out: list[Origin] = []
+    pos = _index(doc)
+    for n, tb in enumerate(doc.tracebacks):
+        if _handled(doc, pos, tb):
+            continue
+        for seg, owner in _segments([tb]):
+            exc = seg.exception
+            if exc is None or not exc.type or _TEARDOWN.search(exc.type):
+                continue
+            if wrappers.exception(exc) or (exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])):
+                continue  # the failure above (or the traceback it quotes) is the one it reports
+            if _client_error(doc, pos, owner.end_line):
+                continue
+            lines = exc.message.splitlines()
+            first, at = (lines[0] if lines else ""), exc.line
+            if _VALIDATION.search(exc.type) and len(lines) > 1:
+                for j, detail in enumerate(lines[1:6], 1):
+                    if detail.strip() and not detail.startswith(("  For further", "    For further")) and (
+                        "error" in detail.lower() or "should" in detail or j == 2
+                    ):
+                        first, at = detail.strip(), exc.line + j
+                        break
+            out.append(
+                Origin(
+                    line=at,
+                    text=f"{exc.type}: {first}" if first and at == exc.line else (first or exc.type),
+                    stream=owner.stream,
+                    kind="exception",
+                    type=exc.type,
+                    message=exc.message,
+                    frame=seg.frames[-1] if seg.frames else None,
+                    start=owner.start_line,
+                    end=max(_chained_end(doc, pos, doc.tracebacks, n) if owner is tb else owner.end_line, exc.end_line or exc.line),
+                )
+            )
+            break  # the first qualifying exception of a chain is its origin
+    starts = {(tb.stream, tb.start_line): tb for tb in doc.tracebacks}
+    for err in doc.errors:
+        if err.kind == "level" or err.kind in _WRAPPER_KINDS:
+            continue
+        if (err.level or "") in _HANDLED_LEVELS:
+            continue
+        if wrappers.line(err.text):
+            continue
+        etype, message = "", err.text
+        if err.kind == "exception":
+            head, _, rest = err.text.partition(": ")
+            etype, message = head, "\n".join([rest, *err.more])
+            if _TEARDOWN.search(etype) or wrappers.exception(ExceptionInfo(type=etype, message=message, line=err.line)):
+                continue
+        end = err.line + len(err.more)
+        tb = _traceback_after(doc, pos, err.line, err.stream, starts)
+        if tb is not None:  # the message a handler printed right before its traceback
+            end = max(end, tb.end_line)
+        if _client_error(doc, pos, end):
+            continue
+        out.append(
+            Origin(line=err.line, text=err.text, stream=err.stream, kind=err.kind, type=etype,
+                   message=message, start=err.line, end=end)
+        )
+    out.sort(key=lambda o: (o.line, o.kind != "exception"))
+    return out
+
+
+def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]:
+    """(the originating failure or None, whether the program recovered from every failure)."""
+    stop = stop_requested_line(doc)
+    found = [c for c in _candidates(doc, wrappers) if not stop or c.line < stop]
+    if not found:
+        return None, False
+    last_end = max(c.end for c in found)
+    return found[0], _carried_on(doc.records, last_end)
+
+
+def _carried_on(records: list[Record], after: int) -> bool:
+    """At least a few progress lines after ``after``, in the same run (a restart is a new
+    run: the one that failed did not carry on)."""
+    seen = 0
+    for rec in records:
+        if rec.line <= after:
+            continue
+        if _RUN_START.search(rec.text):
+            return False
+        if _PROGRESS.search(rec.text):
+            seen += 1
+            if seen >= _MIN_PROGRESS:
+                return True
+    return False
+
+
+# one line per start of a program; an engine's own start counts only where no server banner does
+_RUN_START = re.compile(r"\bvLLM API server version\b|\bserver_args=ServerArgs\(|\bStarting elastic_operator\b")
+_ENGINE_START = re.compile(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
+
+
+def run_span(doc: Document, line: int) -> tuple[int, int] | None:
+    """The lines of the run (one start of a server or a job) that holds ``line``, when the
+    log holds several starts (restarts, appended logs); None when it holds one."""
+    starts = sorted({rec.line for rec in doc.records if _RUN_START.search(rec.text)})
+    if not starts:
+        starts = sorted({rec.line for rec in doc.records if _ENGINE_START.search(rec.text)})
+    if len(starts) < 2:
+        return None
+    begin = 0
+    end = doc.line_count + 1
+    for s in starts:
+        if s <= line:
+            begin = s
+        elif s > line:
+            end = s - 1
+            break
+    return begin, end

@@ -1,0 +1,214 @@
+"""Never silent on a failure: the rules' diagnoses settled against the originating failure.
+
+- No cause rule explains the originating failure: the first diagnosis is an *unrecognized
+  failure* that quotes it (line, process, raising frame, whole message) and gives the next
+  steps (the nearest known failures, a search of the upstream tracker, a rule scaffold).
+- The program carried on after every failure (a handled error, a retried request, an automatic
+  batch-size search): error-level diagnoses become warnings, with a note saying so.
+- Symptoms (a process died, a wrapper re-raised) point at the originating failure.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+from tracelens.models import Diagnosis, Document, Evidence, Remedy
+from tracelens.rulebook.origin import Origin
+
+RULE_ID = "unrecognized"
+_ERROR_LEVEL = {"error", "fatal"}
+
+# What an unrecognized failure most likely is, by its kind or exception type, when no known
+# failure is near enough.
+_BY_KIND = {
+    "killed": "host-oom",
+    "oom": "gpu-oom",
+    "nccl": "nccl-error",
+    "cuda": "gpu-kernel-fault",
+    "container": "cuda-driver-mismatch",
+    "usage": "config-invalid",
+    "validation": "config-invalid",
+    "server": "port-in-use",
+    "compiler": "compile-failure",
+    "linker": "compile-failure",
+    "pip": "dependency-missing",
+    "timeout": "nccl-error",
+}
+_BY_TYPE = (
+    (re.compile(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
+    (re.compile(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
+    (re.compile(r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound"), "model-access"),
+    (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
+    (re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"), "compile-failure"),
+    (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
+    (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
+)
+_TENSOR = re.compile(r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors)\b", re.I)
+
+# where to search for a failure raised in a package
+_TRACKER = {
+    "vllm": "vllm-project/vllm",
+    "sglang": "sgl-project/sglang",
+    "torch": "pytorch/pytorch",
+    "transformers": "huggingface/transformers",
+    "peft": "huggingface/peft",
+    "trl": "huggingface/trl",
+    "accelerate": "huggingface/accelerate",
+    "huggingface_hub": "huggingface/huggingface_hub",
+    "datasets": "huggingface/datasets",
+    "deepspeed": "deepspeedai/DeepSpeed",
+    "flash_attn": "Dao-AILab/flash-attention",
+    "bitsandbytes": "bitsandbytes-foundation/bitsandbytes",
+    "triton": "triton-lang/triton",
+    "ray": "ray-project/ray",
+    "flashinfer": "flashinfer-ai/flashinfer",
+    "xgrammar": "mlc-ai/xgrammar",
+}
+
+
+def explains(diag: Diagnosis, origin: Origin) -> bool:
+    """The diagnosis's evidence holds the originating failure: one of its lines, or the same
+    message printed again elsewhere (a traceback whose chain lost its process tag)."""
+    if any(origin.covers(e.line) for e in diag.evidence):
+        return True
+    lines = [ln.strip()[:80] for ln in (origin.message or origin.text).splitlines() if len(ln.strip()) >= 24]
+    return any(ln in e.text for ln in lines for e in diag.evidence)
+
+
+def guess_category(origin: Origin) -> str:
+    if origin.kind in _BY_KIND:
+        return _BY_KIND[origin.kind]
+    for rx, cat in _BY_TYPE:
+        if rx.search(origin.type) or (cat == "gpu-oom" and rx.search(origin.message[:300])):
+            return cat
+    if _TENSOR.search(origin.message[:300]) and origin.type in ("RuntimeError", "ValueError", "AssertionError"):
+        return "tensor-mismatch"
+    return "unrecognized"
+
+
+def _short(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _search_url(origin: Origin, package: str) -> str:
+    from tracelens.parse.normalize import normalize
+
+    words = [w for w in normalize(origin.message.splitlines()[0] if origin.message else origin.text).split() if not w.startswith("<")]
+    query = " ".join(words[:12])
+    if origin.type:
+        query = f"{origin.type.rsplit('.', 1)[-1]} {query}"
+    repo = _TRACKER.get(package)
+    params = urllib.parse.urlencode({"q": f"{query} is:issue" + (f" repo:{repo}" if repo else ""), "type": "issues"})
+    return f"https://github.com/search?{params}"
+
+
+def unrecognized(origin: Origin, near: list, threshold: float, log_file: str) -> Diagnosis:
+    """The diagnosis of a failure no rule knows."""
+    from tracelens.rulebook.nearest import package_of
+
+    package = package_of(origin)
+    close = near[0] if near and near[0].score >= threshold else None
+    category = close.category if close is not None else guess_category(origin)
+    where = ""
+    if origin.frame is not None and origin.frame.function:
+        where = f", raised in {origin.frame.function} ({origin.frame.file}, line {origin.frame.lineno})"
+    proc = f" in {origin.stream}" if origin.stream and origin.stream != "main" else ""
+    headline = _short(origin.text, 160)
+    root = (
+        f"No rule recognizes this failure. The failure that started it is at line {origin.line}{proc}: "
+        f"{_short(origin.text)}{where}."
+    )
+    notes = []
+    full = origin.message if origin.type else origin.text
+    if "\n" in full.strip():
+        notes.append("The whole message: " + " ⏎ ".join(line.strip() for line in full.strip().splitlines()[:12]))
+    if close is not None:
+        notes.append(
+            f"It resembles {close.rule_id} ({close.score:.0f} %), a known failure of category "
+            f"{close.category}: read that rule (`tracelens explain {close.rule_id}`) to see whether it applies."
+        )
+    lo, hi = origin.start, max(origin.end, origin.line)
+    remedies = [
+        Remedy(
+            title=f"Read the failure at line {origin.line} and the lines around it",
+            steps=[f"It is the earliest failure in the log that no other failure reports{where}."]
+            + (["Everything after it (a process died, an engine stopped) is what it caused."] if lo > 1 or hi < origin.line else []),
+            commands=[f"sed -n '{max(lo - 5, 1)},{hi + 5}p' {log_file}"],
+        )
+    ]
+    if near:
+        remedies.append(
+            Remedy(
+                title="Compare it with the nearest known failures",
+                steps=[f"{n.rule_id} ({n.category}, {n.score:.0f} % alike)" for n in near],
+                commands=[f"tracelens explain {n.rule_id}" for n in near[:2]],
+            )
+        )
+    remedies.append(
+        Remedy(
+            title="Search the upstream tracker for this message",
+            steps=["Numbers, paths and ids are left out of the query, so reports from other setups match too."],
+            commands=[_search_url(origin, package)],
+        )
+    )
+    remedies.append(
+        Remedy(
+            title="Once the cause is known, turn this log into a rule",
+            steps=["The scaffold holds a condition on this exception and this log as its example; fill in the cause and the remedies, then run `tracelens rules test`."],
+            commands=[f"tracelens rules new my-rules/{category}/NAME --from {log_file}"],
+        )
+    )
+    text = origin.text if len(origin.text) <= 400 else origin.text[:399] + "…"
+    evidence = [Evidence(line=origin.line, text=text, why="the originating failure")]
+    if origin.frame is not None and origin.frame.line and origin.frame.line != origin.line:
+        f = origin.frame
+        evidence.append(Evidence(line=f.line, text=f'File "{f.file}", line {f.lineno}, in {f.function}', why="the frame that raised it"))
+    evidence.sort(key=lambda e: e.line)
+    return Diagnosis(
+        rule_id=RULE_ID,
+        title=f"Unrecognized failure: {headline}",
+        category=category,
+        severity="error",
+        confidence=round(0.3 + (0.25 * (close.score - threshold) / (100 - threshold) if close else 0.0) + (0.05 if close else 0.0), 2),
+        secondary=False,
+        root_cause=root,
+        notes=notes,
+        remedies=remedies,
+        evidence=evidence,
+        references=[],
+    )
+
+
+def settle(doc: Document, diags: list[Diagnosis], origin: Origin | None, recovered: bool, near_fn, threshold: float) -> list[Diagnosis]:
+    """The final list: recovered failures downgraded, an unrecognized failure named, symptoms
+    pointed at the origin."""
+    if origin is None:
+        return diags
+    if recovered:
+        for d in diags:
+            if d.severity in _ERROR_LEVEL:
+                d.severity = "warning"
+                d.notes.insert(0, "The program carried on after this failure (it answered requests or made progress afterwards and nothing failed later): it was handled, not fatal.")
+        return diags
+    causes = [d for d in diags if not d.secondary and explains(d, origin)]
+    for d in causes:
+        if d.severity not in _ERROR_LEVEL:  # a warning that led to the failure
+            d.severity = "error"
+            d.notes.insert(0, f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}")
+    if causes:
+        return diags
+    primaries = [d for d in diags if not d.secondary and d.severity in _ERROR_LEVEL]
+    log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
+    un = unrecognized(origin, near_fn(origin), threshold, log_file)
+    what = _short(origin.text)
+    for d in diags:
+        if d.secondary:
+            d.notes.insert(0, f"This reports a failure no rule recognizes, at line {origin.line}: {what}. See the unrecognized failure above.")
+            if not any(e.line == origin.line for e in d.evidence):
+                d.evidence = sorted([*d.evidence, Evidence(line=origin.line, text=what, why="the failure this symptom reports")], key=lambda e: e.line)
+    if primaries:  # a rule found a cause elsewhere: keep it first, name the origin right after
+        k = diags.index(primaries[-1]) + 1
+        return [*diags[:k], un, *diags[k:]]
+    return [un, *diags]
