@@ -292,3 +292,15 @@ class Report:
     document: Document
     similar: list[dict] = _list()
     """Past incidents that resemble this log (filled when an incident store is at hand)."""
+
+    @property
+    def verdict(self) -> str:
+        """``failed`` (an error-level diagnosis), ``warnings`` (only warnings) or ``healthy``."""
+        if any(d.severity in ("error", "fatal") for d in self.diagnoses):
+            return "failed"
+        return "warnings" if self.diagnoses else "healthy"
+
+    @property
+    def unrecognized(self) -> bool:
+        """The first diagnosis is a failure no rule knows."""
+        return bool(self.diagnoses) and self.diagnoses[0].rule_id == "unrecognized"

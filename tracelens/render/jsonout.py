@@ -12,6 +12,8 @@ def report_dict(report: Report) -> dict:
     return {
         "tracelens_version": __version__,
         "source": report.source,
+        "verdict": report.verdict,
+        "unrecognized": report.unrecognized,
         "diagnoses": [to_dict(d) for d in report.diagnoses],
         "facts": report.facts,
         "similar": report.similar,
