@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -31,9 +32,10 @@ from tracelens.cli.app import (
 @click.option("--db", "db_path", type=FILE, default=None, help="Incident database (default: TRACELENS_DB, else the user data dir).")
 @click.option("--redact-regex", "redact_regex", multiple=True, help="With --save: also redact matches of this regex.")
 @click.option("--no-redact", is_flag=True, help="With --save: store the log text as is.")
+@click.option("--full", is_flag=True, help="Text report: every diagnosis with all its evidence, remedies and references (default: compact).")
 def diagnose(
     log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None,
-    save: bool, db_path: str | None, redact_regex: tuple[str, ...], no_redact: bool,
+    save: bool, db_path: str | None, redact_regex: tuple[str, ...], no_redact: bool, full: bool,
 ) -> None:
     """Diagnose a crash log: root cause, evidence lines, remedies.
 
@@ -56,7 +58,8 @@ def diagnose(
         SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
     )
     try:
-        echo(render(rep, fmt, color=use_color and fmt == "text"), keep_ansi=use_color)
+        width = shutil.get_terminal_size(fallback=(100, 24)).columns - 1 if sys.stdout.isatty() else 0
+        echo(render(rep, fmt, color=use_color and fmt == "text", full=full, width=width), keep_ansi=use_color)
     except BrokenPipeError:  # a reader that stopped early (`| head`): the gate still counts
         quiet_stdout()
     if failing:

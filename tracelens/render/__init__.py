@@ -7,7 +7,8 @@ from tracelens.models import Report
 FORMATS = ("text", "json", "markdown", "jira")
 
 
-def render(report: Report, fmt: str, *, color: bool = False) -> str:
+def render(report: Report, fmt: str, *, color: bool = False, full: bool = True, width: int = 0) -> str:
+    """``full`` and ``width`` shape the text report only (the other formats are always whole)."""
     if fmt == "json":
         from tracelens.render.jsonout import render_json
 
@@ -22,4 +23,4 @@ def render(report: Report, fmt: str, *, color: bool = False) -> str:
         return render_jira(report)
     from tracelens.render.text import render_text
 
-    return render_text(report, color=color)
+    return render_text(report, color=color, full=full, width=width)
