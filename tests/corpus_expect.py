@@ -3,6 +3,7 @@
 Write or refresh them (then read the diff before committing):
 
     python tests/corpus_expect.py corpus/shapes/*.log
+    python tests/corpus_expect.py --promote    # unrecognized logs a rule now knows -> incidents
 
 An expect file holds ``parse`` (what the reader must find), optionally ``facts`` (a subset
 that must be read), ``top_rule`` (the rank-1 diagnosis a person expects; ``null`` when no
@@ -77,8 +78,38 @@ def write(log: Path, update_top: bool = False) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
 
 
+def promote() -> None:
+    """Move the logs of corpus/unrecognized that a rule now diagnoses at rank 1 (its evidence
+    holding the expected line) to corpus/incidents, expecting that rule."""
+    import subprocess
+
+    from tracelens.engine import parse_path, report
+
+    for log in sorted((CORPUS / "unrecognized").glob("*.log")):
+        path = expect_path(log)
+        data = yaml.safe_load(path.read_text()) or {}
+        want = data.get("unrecognized") or {}
+        diags = report(parse_path(str(log))).diagnoses
+        if not diags or diags[0].rule_id == "unrecognized":
+            continue
+        first = diags[0]
+        held = any(e.line == want.get("line") for e in first.evidence)
+        print(f"{log.name}: {first.rule_id} ({first.category}; expected {want.get('category')})"
+              + ("" if held else f": evidence does not hold line {want.get('line')}, left in place"))
+        if not held:
+            continue
+        data.pop("unrecognized", None)
+        data["top_rule"] = first.rule_id
+        path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
+        for p in (log, path):
+            subprocess.run(["git", "mv", str(p), str(CORPUS / "incidents" / p.name)], check=True, cwd=ROOT)
+
+
 if __name__ == "__main__":
     args = sys.argv[1:]
+    if "--promote" in args:
+        promote()
+        sys.exit(0)
     update_top = "--top" in args
     args = [a for a in args if a != "--top"]
     for arg in args or [str(p) for p in corpus_logs()]:

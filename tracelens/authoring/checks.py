@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracelens.engine import parse_path, report
+from tracelens.authoring.transforms import TRANSFORMS
+from tracelens.engine import parse, parse_path, report
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.unrecognized import RULE_ID as UNRECOGNIZED
 
@@ -68,7 +69,33 @@ def lint(rs: RuleSet) -> list[str]:
     return problems
 
 
-def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None) -> list[Result]:
+def _rank1(lr, rep) -> tuple[bool, list[str]]:
+    got = [d.rule_id for d in rep.diagnoses]
+    if lr.rule.secondary:  # a symptom's example: the failure it reports may be one no rule knows
+        got = [g for g in got if g != UNRECOGNIZED] or got
+    return bool(got) and got[0] == lr.rule.id, got
+
+
+def why_not(lr, doc, rs: RuleSet) -> str:
+    """Why a rule did not fire on a document: the ``needs`` literals missing, or the
+    conditions that did not hold."""
+    from tracelens.rulebook.conditions import compile_condition
+    from tracelens.rulebook.context import Context
+
+    ctx = Context(doc)
+    present = rs.prefilter.present(ctx.text)
+    missing = [grp for grp in ([n] if isinstance(n, str) else list(n) for n in lr.rule.needs) if not any(lit in present for lit in grp)]
+    if missing:
+        return "needs literal(s) not in the log: " + ", ".join(" or ".join(repr(x) for x in grp) for grp in missing)
+    m = lr.rule.match
+    failed = [f"all[{k}] {c}" for k, c in enumerate(m.all) if compile_condition(c)(ctx) is None]
+    if m.any and all(compile_condition(c)(ctx) is None for c in m.any):
+        failed.append(f"no condition of 'any' held ({len(m.any)})")
+    failed += [f"none[{k}] held: {c}" for k, c in enumerate(m.none) if compile_condition(c)(ctx) is not None]
+    return "; ".join(failed) if failed else "every condition held"
+
+
+def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None, transforms: bool = True) -> list[Result]:
     results: list[Result] = []
     for lr in rs.rules:
         if only and lr.rule.id != only:
@@ -76,14 +103,18 @@ def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None) ->
         if not lr.examples:
             results.append(Result(lr.rule.id, False, "no example log"))
         for ex in lr.examples:
-            rep = report(parse_path(str(ex)), rs)
-            got = [d.rule_id for d in rep.diagnoses]
-            if lr.rule.secondary:  # a symptom's example: the failure it reports may be one no rule knows
-                got = [g for g in got if g != UNRECOGNIZED] or got
-            if got and got[0] == lr.rule.id:
-                results.append(Result(f"{lr.rule.id} <- {ex.name}", True))
-            else:
-                results.append(Result(f"{lr.rule.id} <- {ex.name}", False, f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"))
+            doc = parse_path(str(ex))
+            ok, got = _rank1(lr, report(doc, rs))
+            name = f"{lr.rule.id} <- {ex.name}"
+            if not ok:
+                detail = f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"
+                if lr.rule.id not in got:
+                    detail += f"; the rule did not fire: {why_not(lr, doc, rs)}"
+                results.append(Result(name, False, detail))
+                continue
+            results.append(Result(name, True))
+            if transforms:
+                results += _under_transforms(lr, ex, rs)
     if only is None:
         for d in healthy_dirs:
             for log in sorted(Path(d).glob("*.log")) if Path(d).is_dir() else []:
@@ -91,3 +122,13 @@ def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None) ->
                 bad = [x.rule_id for x in rep.diagnoses if x.severity in ("error", "fatal")]
                 results.append(Result(f"healthy {log.name}", not bad, f"error-level diagnoses: {bad}" if bad else ""))
     return results
+
+
+def _under_transforms(lr, ex: Path, rs: RuleSet) -> list[Result]:
+    """The example wrapped in each envelope real logs come in must still give the rule."""
+    raw = ex.read_bytes()
+    out = []
+    for name, fn in TRANSFORMS:
+        ok, got = _rank1(lr, report(parse(fn(raw), str(ex)), rs))
+        out.append(Result(f"{lr.rule.id} <- {ex.name} [{name}]", ok, "" if ok else f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"))
+    return out

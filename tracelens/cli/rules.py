@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tracelens.cli.app import DIRECTORY, Failure, HelpGroup, _load_rules, echo, rules_option
+from tracelens.rulebook.origin import Wrappers
 
 
 @click.group(cls=HelpGroup)
@@ -86,24 +87,31 @@ def rules_lint(dirs: tuple[str, ...]) -> None:
 
 @rules.command("test")
 @click.argument("dirs", nargs=-1, type=DIRECTORY)
+@rules_option
 @click.option("--rule", "only", default=None, help="Test one rule id only.")
 @click.option("--healthy", "healthy_dirs", multiple=True, type=DIRECTORY, help="Extra folder of healthy logs.")
-def rules_test(dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str, ...]) -> None:
-    """Every example diagnoses to its rule at rank 1; no rule fires on a healthy log.
+@click.option("--no-transforms", is_flag=True, help="Skip the envelope transforms (container timestamps, kubectl/compose/Ray/torchrun/srun prefixes, CRLF, ANSI).")
+def rules_test(dirs: tuple[str, ...], rules_dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str, ...], no_transforms: bool) -> None:
+    """Every example diagnoses to its rule at rank 1, also wrapped in the envelopes real logs
+    come in; no rule gives an error-level diagnosis on a healthy log. With --rules, your rules
+    are tested together with the shipped ones; an example whose rule did not fire says which
+    condition or needs literal did not match.
 
     Example:
 
-        tracelens rules test --rule vllm/attention/mla-fp8-kv-unsupported
+        tracelens rules test --rules my-rules/ --rule vllm/my-failure
     """
     from tracelens.authoring.checks import run_tests
     from tracelens.rulebook.load import load, rule_dirs, shipped_healthy_dir
 
-    roots = [Path(d) for d in dirs] if dirs else rule_dirs()
+    roots = [Path(d) for d in dirs] if dirs else rule_dirs(rules_dirs)
     rs = load(roots, strict=False)
     for e in rs.errors:
         echo(f"ERROR {e}")
     healthy = [shipped_healthy_dir(), *(Path(h) for h in healthy_dirs)]
-    results = run_tests(rs, healthy, only=only)
+    if only and rs.get(only) is None:
+        raise Failure(f"no rule {only!r} (see 'tracelens rules list')")
+    results = run_tests(rs, healthy, only=only, transforms=not no_transforms)
     failed = [r for r in results if not r.ok]
     for r in failed:
         echo(f"FAIL {r.name}: {r.detail}")
@@ -138,3 +146,29 @@ def rules_catalogue(rules_dirs: tuple[str, ...]) -> None:
     from tracelens.authoring.catalogue import catalogue_md
 
     echo(catalogue_md(_load_rules(rules_dirs)), nl=False)
+
+
+@rules.command("new")
+@click.argument("rule_id")
+@click.option("--rules", "rules_dir", type=DIRECTORY, default="my-rules", show_default=True, help="Rules directory to write into (use it later with --rules).")
+@click.option("--from", "log", type=click.Path(dir_okay=False, exists=True), default=None, help="A log of the failure: its originating failure becomes the conditions, the log the example.")
+@click.option("--category", default=None, help="Category (default: guessed from the failure; see rules/categories.yaml).")
+def rules_new(rule_id: str, rules_dir: str, log: str | None, category: str | None) -> None:
+    """Scaffold a rule (and its example log) to fill in.
+
+    Example:
+
+        tracelens rules new vllm/my-failure --from crash.log
+    """
+    from tracelens.authoring.scaffold import ScaffoldError, scaffold
+    from tracelens.rulebook.load import categories
+
+    if category is not None and category not in categories():
+        raise Failure(f"unknown category {category!r} (see rules/categories.yaml)")
+    rs = _load_rules(())
+    try:
+        made = scaffold(rule_id, Path(rules_dir), Path(log) if log else None, category, Wrappers(rs.wrappers))
+    except ScaffoldError as exc:
+        raise Failure(str(exc)) from None
+    echo(f"wrote {made.rule_path}" + (f" and {made.example_path}" if made.example_path else ""))
+    echo(f"next: fill in the TODOs, then: tracelens rules test --rules {rules_dir} --rule {rule_id}")

@@ -117,8 +117,10 @@ def _streams(records: list[Record]) -> list[str]:
     out: list[str] = []
     carry = ""
     for rec in records:
-        bare = not rec.stream and rec.level is None and rec.time is None
-        if carry and rec.stream and carry.startswith(rec.stream + " / ") and rec.level is None and rec.time is None and _TB_SHAPED.match(rec.text):
+        # a timestamp alone does not make a line the logger's own: the container runtime
+        # stamps every line (docker logs --timestamps), the bare ones too
+        bare = not rec.stream and rec.level is None
+        if carry and rec.stream and carry.startswith(rec.stream + " / ") and rec.level is None and _TB_SHAPED.match(rec.text):
             # the same, when an outer prefix is on every line: Ray's "(WorkerDict pid=N, ip=…)"
             # around SGLang's "[… TP1]", which only the first line carries
             rec.stream = carry

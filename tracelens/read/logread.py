@@ -97,7 +97,7 @@ ENVELOPES: tuple[Envelope, ...] = (
     # Open MPI --tag-output: "[1,0]<stderr>:"
     Envelope("mpirun", re.compile(r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:"), stream_group="s"),
     # Slurm srun --label: "3: "
-    Envelope("srun-label", re.compile(r"(?P<s>\d{1,4}): (?=\S| {2})"), stream_group="s"),
+    Envelope("srun-label", re.compile(r"(?P<s>\d{1,4}): (?=\S| {2}|\t)"), stream_group="s"),
     # kubectl logs --prefix: "[pod/vllm-0/vllm] "
     Envelope("kubectl-prefix", re.compile(r"\[(?P<s>pod/[^\]\s]+)\] "), stream_group="s"),
     # docker compose: "vllm03  | "
@@ -280,22 +280,29 @@ _BY_FIRST: dict[str, tuple[Envelope, ...]] = {
 }
 
 
+_STACKED = {"process-tag": 2, "iso-timestamp": 2}
+"""Envelopes a line may carry more than once: a Ray worker's prefix around vLLM's own
+process tag (``(RayWorkerWrapper pid=9, ip=…) (EngineCore_DP0 pid=245) …``), the container
+runtime's timestamp before the program's own (``docker logs --timestamps``)."""
+
+
 def peel(text: str, line: int) -> Record:
-    """Peel every envelope at the start of ``text``, in table order, each at most once."""
+    """Peel every envelope at the start of ``text``, in table order, each at most once (a
+    process tag at most twice)."""
     streams: list[str] = []
     level = time = source = None
     pos = 0
-    used: set[str] = set()
+    used: dict[str, int] = {}
     progress = True
     while progress and pos < len(text):
         progress = False
         for env in _BY_FIRST.get(text[pos], ()):
-            if env.name in used:
+            if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
                 continue
             m = env.pattern.match(text, pos)
             if m is None:
                 continue
-            used.add(env.name)
+            used[env.name] = used.get(env.name, 0) + 1
             if env.stream_group and m.group(env.stream_group):
                 streams.append(m.group(env.stream_group))
             if env.level_group:
