@@ -46,3 +46,21 @@ def test_schema_file_is_current():
 
 def test_catalogue_is_current():
     assert (ROOT / "docs" / "rules.md").read_text() == catalogue_md(RULES)
+
+
+def test_coverage_document_is_current():
+    from tracelens.authoring.coverage import coverage_md
+
+    assert (ROOT / "docs" / "coverage.md").read_text() == coverage_md(RULES), (
+        "docs/coverage.md is stale: tracelens rules coverage > docs/coverage.md"
+    )
+
+
+def test_every_surveyed_signature_has_a_snippet_and_a_known_category():
+    import yaml
+
+    data = yaml.safe_load((ROOT / "docs" / "coverage-survey.yaml").read_text())
+    assert len(data["signatures"]) >= 100
+    cats = categories()
+    for sig in data["signatures"]:
+        assert sig["snippet"].strip() and sig["category"] in cats, sig["signature"]

@@ -172,3 +172,19 @@ def rules_new(rule_id: str, rules_dir: str, log: str | None, category: str | Non
         raise Failure(str(exc)) from None
     echo(f"wrote {made.rule_path}" + (f" and {made.example_path}" if made.example_path else ""))
     echo(f"next: fill in the TODOs, then: tracelens rules test --rules {rules_dir} --rule {rule_id}")
+
+
+@rules.command("coverage")
+@rules_option
+def rules_coverage(rules_dirs: tuple[str, ...]) -> None:
+    """Print docs/coverage.md: the most-reported failure signatures and the diagnosis each gets.
+
+    Example:
+
+        tracelens rules coverage > docs/coverage.md
+    """
+    from tracelens.authoring.coverage import coverage_md, survey_path
+
+    if not survey_path().is_file():
+        raise Failure(f"{survey_path()}: the survey ships with the source tree, not the wheel")
+    echo(coverage_md(_load_rules(rules_dirs)), nl=False)
