@@ -69,7 +69,7 @@ def test_newer_database_is_refused(db):
 
 def _ingest_proc(db: Path, files: list[Path]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "tracelens", "ingest", "--db", str(db), *map(str, files)],
+        [sys.executable, "-m", "tracelens", "ingest", "--recount", "--db", str(db), *map(str, files)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
     )
 

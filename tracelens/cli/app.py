@@ -3,7 +3,9 @@ process entry point :func:`main`. The commands live one module per group beside 
 
 Exit codes: 0 the analysis ran; 1 ``--fail-on`` found a diagnosis at or above the severity,
 or ``rules lint``/``rules test`` found problems; 2 usage or unreadable input (one line on
-stderr).
+stderr), or an environment failure: a database that is read-only, full or damaged, a
+closed or full standard stream, a file that cannot be written (one line on stderr); 3 a bug
+in tracelens.
 """
 
 from __future__ import annotations
@@ -20,6 +22,8 @@ SEVERITY_ORDER = {"warning": 0, "error": 1, "fatal": 2}
 DIRECTORY = click.Path(file_okay=False)
 FILE = click.Path(dir_okay=False)
 ANY_PATH = click.Path()
+INCIDENT_ID = click.IntRange(1, 2**63 - 1)
+"""An incident number: a positive SQLite integer (64 bits)."""
 CONTEXT = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
 
 
@@ -52,6 +56,30 @@ def echo(message: str = "", err: bool = False, nl: bool = True, keep_ansi: bool 
     """Write a line to stdout (or stderr). Terminal escape sequences are dropped when the
     stream is not a terminal, unless ``keep_ansi`` (colours that were asked for)."""
     click.echo(message, err=err, nl=nl, color=True if keep_ansi else None)
+
+
+def is_environment_failure(exc: BaseException) -> bool:
+    """A failure of the machine rather than of tracelens: a full disk, a read-only or damaged
+    database, a closed stream (sqlite3 is not imported for this: most runs never load it)."""
+    return isinstance(exc, OSError) or type(exc).__module__ == "sqlite3"
+
+
+def environment_message(exc: BaseException) -> str:
+    """One line for an environment failure."""
+    if type(exc).__module__ == "sqlite3":
+        return f"incident database: {exc}"
+    if isinstance(exc, OSError):
+        what = exc.strerror or str(exc) or type(exc).__name__
+        return f"{exc.filename}: {what}" if exc.filename else f"cannot read or write: {what}"
+    return str(exc)
+
+
+def echo_safe(message: str) -> None:
+    """A line on stderr that never raises (stderr itself may be closed or full)."""
+    try:
+        click.echo(message, err=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def quiet_stdout() -> None:
@@ -123,7 +151,7 @@ def _open(path: str):
     (before the heavier imports): (opened file, prefetch) or a one-line Failure."""
     from tracelens.read.scan import InputError, open_input, start_scan
 
-    if path == "-" and sys.stdin.isatty():
+    if path == "-" and (sys.stdin is None or sys.stdin.isatty()):
         raise Failure("no log given: pass a FILE, or pipe a log into 'tracelens diagnose -'")
     try:
         opened = open_input(path)
@@ -162,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     # tracelens uses no pydantic plugins; looking them up scans every installed package's
     # metadata on start-up
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    if sys.stdout is None:  # started with stdout closed: nowhere to put a result
+        print("tracelens: standard output is closed", file=sys.stderr or sys.__stderr__)
+        return 2
     try:
         try:
             cli.main(args=sys.argv[1:] if argv is None else list(argv), prog_name="tracelens", standalone_mode=False)
@@ -185,10 +216,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     except KeyboardInterrupt:
         return 130
-    except Exception as exc:  # a bug in tracelens: one line, not a traceback
+    except Exception as exc:
+        if is_environment_failure(exc):  # the machine, not tracelens: one line, exit 2
+            echo_safe(f"tracelens: {environment_message(exc)}")
+            return 2
         if os.environ.get("TRACELENS_DEBUG"):
             raise
-        echo(f"tracelens: internal error: {type(exc).__name__}: {exc}", err=True)
+        # a bug in tracelens: one line, not a traceback
+        echo_safe(f"tracelens: internal error: {type(exc).__name__}: {exc}")
         return 3
     return 0
 

@@ -25,6 +25,6 @@ def run() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe (`| head`) or a closed stream
+        except (OSError, ValueError, AttributeError):  # a closed pipe (`| head`), a full or closed stream
             pass
     os._exit(code)

@@ -11,6 +11,7 @@ import click
 from tracelens.cli.app import (
     ANY_PATH,
     FILE,
+    INCIDENT_ID,
     Failure,
     HelpGroup,
     _load_rules,
@@ -29,25 +30,21 @@ def _incident_json(inc: dict) -> dict:
     return {k: v for k, v in inc.items() if not isinstance(v, bytes)}
 
 
-@click.command()
-@click.argument("paths", nargs=-1, required=True, type=ANY_PATH)
-@db_option
-@redact_options
-@rules_option
-def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
-    """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
+def _shown(path: Path | str) -> str:
+    """A file name as text that can be printed and stored: bytes that are not UTF-8 are
+    shown as escapes (``bad\\xff.log``)."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
-    The same crash seen again increments its incident instead of creating a new one.
 
-    Example:
+def _log_hash(path: Path) -> str:
+    """The content hash that makes ingesting the same log twice count it once."""
+    import hashlib
 
-        tracelens ingest /var/log/vllm/ crash-0412.log
-    """
-    long_running()
-    from tracelens.engine import parse_path, report
-    from tracelens.incidents.incident import save
-    from tracelens.read.scan import InputError
+    with open(path, "rb") as fh:
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
+
+def _ingest_files(paths) -> list[Path]:
     files: list[Path] = []
     for p in paths:
         path = Path(p)
@@ -56,29 +53,84 @@ def ingest(paths, db_path, redact_regex, no_redact, rules_dirs) -> None:
         elif path.exists():
             files.append(path)
         else:
-            raise Failure(f"{p}: no such file or directory")
+            raise Failure(f"{_shown(p)}: no such file or directory")
+    return files
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=ANY_PATH)
+@db_option
+@redact_options
+@click.option("--recount", is_flag=True, help="Count a log again even when this same log (same content) was ingested before.")
+@rules_option
+def ingest(paths, db_path, redact_regex, no_redact, recount, rules_dirs) -> None:
+    """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
+
+    The same crash seen again increments its incident instead of creating a new one; the same
+    log ingested again (same content) counts nothing twice, so an interrupted run can simply be
+    run again. A file that cannot be read or diagnosed is reported and skipped.
+
+    Example:
+
+        tracelens ingest /var/log/vllm/ crash-0412.log
+    """
+    long_running()
+    from tracelens.engine import parse_path, report
+    from tracelens.incidents.incident import save
+    from tracelens.incidents.store import StoreError
+
+    files = _ingest_files(paths)
     rules = _load_rules(rules_dirs)
     redactor = make_redactor(redact_regex, no_redact)
     store = open_store(db_path)
-    new = repeat = healthy = 0
-    unreadable: list[str] = []
+    try:
+        store.check_integrity()
+    except StoreError as exc:  # a damaged database is never written into
+        raise Failure(str(exc)) from None
+    counts = {"new": 0, "repeat": 0, "healthy": 0, "already": 0}
+    skipped: list[str] = []
     with click.progressbar(files, label="ingesting", file=sys.stderr) as bar:
         for f in bar:
-            try:
-                rep = report(parse_path(str(f)), rules)
-            except InputError as exc:
-                unreadable.append(str(exc))
-                continue
-            rec = save(store, rep, redactor, source=str(f))
-            if rec is None:
-                healthy += 1
-            elif rec.new:
-                new += 1
+            outcome = _ingest_one(f, store, rules, redactor, recount, parse_path, report, save)
+            if outcome in counts:
+                counts[outcome] += 1
             else:
-                repeat += 1
-    for msg in unreadable:
+                skipped.append(outcome)
+    for msg in skipped:
         echo(f"tracelens: skipped {msg}", err=True)
-    echo(f"{len(files)} log(s): {new} new incident(s), {repeat} seen before, {healthy} without a failure, {len(unreadable)} unreadable ({store.path})")
+    echo(
+        f"{len(files)} log(s): {counts['new']} new incident(s), {counts['repeat']} seen before, "
+        f"{counts['healthy']} without a failure, {counts['already']} already ingested, "
+        f"{len(skipped)} skipped ({_shown(store.path)})"
+    )
+
+
+def _ingest_one(f: Path, store, rules, redactor, recount: bool, parse_path, report, save) -> str:
+    """Ingest one file: its outcome (new, repeat, healthy, already), or why it was skipped.
+    Only a store that cannot be written stops the run."""
+    from tracelens.incidents.store import StoreError
+    from tracelens.read.scan import InputError
+
+    name = _shown(f)
+    try:
+        digest = _log_hash(f)
+        if not recount and store.has_log(digest):
+            return "already"
+        rep = report(parse_path(str(f)), rules)
+        rec = save(store, rep, redactor, source=name, log_hash=digest, recount=recount)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    except InputError as exc:
+        return _shown(str(exc))
+    except OSError as exc:
+        return f"{name}: cannot read ({exc.strerror or exc})"
+    except Exception as exc:  # noqa: BLE001 (a log that breaks the analysis: the others still go in)
+        return f"{name}: could not be diagnosed ({type(exc).__name__}: {exc})"
+    if rec is None:
+        return "healthy"
+    if rec.duplicate:
+        return "already"
+    return "new" if rec.new else "repeat"
 
 
 @click.group(cls=HelpGroup)
@@ -97,7 +149,7 @@ def incidents() -> None:
 @click.option("--category", default=None)
 @click.option("--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD).")
 @click.option("--search", default=None, help="Full-text search over titles, messages and resolutions.")
-@click.option("--limit", type=int, default=50, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 2**31), default=50, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
     """List incidents, most recently seen first.
@@ -119,7 +171,7 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
 
 
 @incidents.command("show")
-@click.argument("incident_id", type=int)
+@click.argument("incident_id", type=INCIDENT_ID)
 @db_option
 @click.option("--explain", is_flag=True, help="Show the clear text each fingerprint was made from.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
@@ -173,7 +225,7 @@ def incidents_show(incident_id, db_path, explain, fmt) -> None:
 
 
 @incidents.command("resolve")
-@click.argument("incident_id", type=int)
+@click.argument("incident_id", type=INCIDENT_ID)
 @db_option
 @click.option("--remedy", type=int, default=None, help="Number of the remedy that worked (as listed by 'show').")
 @click.option("--note", default=None, help="What was done.")
@@ -203,7 +255,7 @@ def incidents_resolve(incident_id, db_path, remedy, note) -> None:
 
 
 @incidents.command("attach")
-@click.argument("incident_id", type=int)
+@click.argument("incident_id", type=INCIDENT_ID)
 @click.argument("ref")
 @db_option
 def incidents_attach(incident_id, ref, db_path) -> None:
@@ -226,7 +278,7 @@ def incidents_attach(incident_id, ref, db_path) -> None:
 @click.command()
 @click.argument("log", default="-", metavar="[FILE|-]")
 @db_option
-@click.option("--limit", type=int, default=5, show_default=True)
+@click.option("--limit", type=click.IntRange(1, 2**31), default=5, show_default=True)
 @click.option("--min-score", type=float, default=50.0, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @rules_option
@@ -270,13 +322,15 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
         tracelens ticket 12 --format github-url --repo vllm-project/vllm
     """
     from tracelens.incidents.incident import excerpt as make_excerpt
-    from tracelens.incidents.incident import redact_value
+    from tracelens.incidents.incident import redact_value, report_sources
     from tracelens.incidents.ticket import render_ticket
     from tracelens.render.jsonout import report_dict
 
     redactor = make_redactor(redact_regex, no_redact)
     incident = None
-    if target.isdigit() and not Path(target).exists():
+    if target.isascii() and target.isdigit() and not Path(target).exists():
+        if int(target) > INCIDENT_ID.max:
+            raise Failure(f"no incident {target}")
         from tracelens.incidents.store import StoreError
 
         store = open_store(db_path, create=False)
@@ -285,12 +339,15 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
         except StoreError as exc:
             raise Failure(str(exc)) from None
         excerpt, rep = store.latest_occurrence(int(target))
+        redactor = redactor.learned([excerpt, *(str(incident.get(k) or "") for k in ("title", "message", "signature_fine"))])
         excerpt = redactor(excerpt)
         rep = redact_value(rep, redactor)
+        incident = redact_value(incident, redactor)
     else:
         from tracelens.engine import report
 
         live = report(_read(target), _load_rules(rules_dirs))
+        redactor = redactor.learned(report_sources(live))
         excerpt = make_excerpt(live, redactor)
         rep = redact_value(report_dict(live), redactor)
         rep.pop("document", None)
@@ -331,7 +388,7 @@ def tui(log, db_path, rules_dirs) -> None:
     rules = _load_rules(rules_dirs)
     rep = None
     if log == "-":
-        if sys.stdin.isatty():
+        if sys.stdin is None or sys.stdin.isatty():
             raise Failure("no log on stdin: pipe one in, or give a FILE")
         data = sys.stdin.buffer.read()
         try:  # the pipe is read; keys come from the terminal

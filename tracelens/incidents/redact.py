@@ -3,19 +3,31 @@
 Every kind is replaced with a marker ``[REDACTED:<kind>]``. Users add their own patterns
 (``--redact-regex``); ``--no-redact`` is the explicit way out.
 
+The token formats follow the rule sets of well-known secret scanners, so that a kind they
+know is a kind tracelens knows: gitleaks (``config/gitleaks.toml``: ``github-fine-grained-pat``,
+``slack-*-token``, ``gcp-api-key``, ``jwt``, ``aws-access-token``, ``private-key``,
+``generic-api-key``) and Yelp's detect-secrets (``detect_secrets/plugins``: ``azure_storage_key``,
+``basic_auth``, ``jwt``, ``keyword``, ``private_key``, ``slack``). Each pattern below names the
+rule it follows.
+
 >>> redact("export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12")
 'export HF_TOKEN=[REDACTED:hf-token]'
 >>> redact("git clone https://bob:s3cret@git.example.org/x.git")
 'git clone https://bob:[REDACTED:password]@git.example.org/x.git'
+>>> redact("vllm serve m --api-key abc123secret --port 8000")
+'vllm serve m --api-key [REDACTED:cli-secret] --port 8000'
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote, quote_plus
 
-from tracelens.parse.usercontent import USER_CONTENT_PATTERNS, substitute
+from tracelens.parse.normalize import normalize
+from tracelens.parse.usercontent import ALL_USER_CONTENT_PATTERNS, MARK, substitute
 from tracelens.regex import compile_regex
 
 
@@ -26,34 +38,126 @@ class Pattern:
     """An RE2 regex: linear time, so no log line can make redaction hang."""
     group: int = 0
     """Which group is the secret (0: the whole match)."""
+    source: str = ""
+    """The regex as written (joined into the combined pre-check)."""
 
 
 def _p(kind: str, rx: str, group: int = 0) -> Pattern:
-    return Pattern(kind, compile_regex(rx), group)
+    return Pattern(kind, compile_regex(rx), group, rx)
 
+
+_VALUE = r"""([^\s"',;\[][^\s"',;]{3,})"""
+"""A credential value after its name: not already a marker, at least four characters."""
+_QUOTED_OR_LIST = r"""(\[[^\]]*\]|'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")"""
+_SECRET_WORDS = r"password|passwd|passphrase|api[_-]?key|apikey|access[_-]?key|account[_-]?key|secret|credentials?"
+_TOKEN_PREFIX = r"session|security|hub|hf|api|auth|access|refresh|id|bot|github|gh|gitlab|slack|bearer|private|client|oauth|personal|wandb|npm|pypi"
 
 PATTERNS: tuple[Pattern, ...] = (
-    _p("private-key", r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"),
+    # gitleaks private-key / detect-secrets PrivateKeyDetector, PGP blocks included
+    _p(
+        "private-key",
+        r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
+    ),
+    # the body of a key whose BEGIN or END line is elsewhere: a line of base64 and nothing else
+    _p("private-key", r"(?m)^((?:\d+: )?)([A-Za-z0-9+/]{40,}={0,2})\s*$", 2),
     _p("hf-token", r"\bhf_[A-Za-z0-9]{30,}\b"),
     _p("anthropic-key", r"\bsk-ant-[A-Za-z0-9_-]{20,}"),
     _p("openai-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
-    _p("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b"),
+    # gitleaks aws-access-token
+    _p("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b"),
     _p("aws-secret", r"(?i)(aws_secret_access_key|secret_access_key)([\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})", 3),
+    # gitleaks github-pat / github-oauth / github-app-token / github-fine-grained-pat
     _p("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
+    _p("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
+    # gitleaks slack-bot-token / slack-user-token / slack-legacy-* ; detect-secrets SlackDetector
+    _p("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
+    # gitleaks gcp-api-key
+    _p("google-api-key", r"\bAIza[0-9A-Za-z_-]{35}"),
+    # gitleaks jwt ; detect-secrets JwtTokenDetector (header.payload.signature, base64url)
+    _p("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
+    # an Authorization header with any scheme (Token, Digest, ApiKey ...) or none
+    _p("authorization", r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z-]+\s+)?)" + _VALUE, 2),
     _p("bearer", r"(?i)(\bBearer\s+)([A-Za-z0-9._~+/=-]{8,})", 2),
     _p("basic-auth", r"(?i)(\bBasic\s+)([A-Za-z0-9+/]{8,}={0,2})", 2),
-    _p("password", r"\b([a-z][a-z0-9+.-]*://[^\s:/@]+:)([^\s@/]+)(@)", 2),
+    # detect-secrets BasicAuthDetector: scheme://user:password@host, the user may be empty
+    # (redis://:password@host)
+    _p("password", r"\b([a-z][a-z0-9+.-]*://[^\s:/@]*:)([^\s@/]+)(@)", 2),
+    _p("cookie", r"(?i)(\b(?:set-)?cookie[\"']?\s*[:=]\s*)([^\r\n]+)", 2),
+    # credentials in a URL's query (presigned and webhook URLs)
     _p(
-        "secret",
-        r"(?i)\b((?:[\w-]*(?:password|passwd|api[_-]?key|access[_-]?token|auth[_-]?token|secret)[\w-]*)[\"']?\s*[=:]\s*[\"']?)([^\s\"',;]{4,})",
+        "url-token",
+        r"(?i)([?&](?:token|access_token|id_token|refresh_token|api_key|apikey|key|sig|signature|auth|password|secret"
+        r"|code|x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature)=)([^&\s#\"']+)",
         2,
     ),
-    *(Pattern(kind, compile_regex(rx), group) for kind, rx, group in USER_CONTENT_PATTERNS),
+    # detect-secrets AzureStorageKeyDetector: AccountKey=... ; SAS keys
+    _p("azure-key", r"(?i)(\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)([^;\s\"']+)", 2),
+    # flags that take a secret: --api-key VALUE, --hf-token=VALUE ...
+    _p(
+        "cli-secret",
+        r"(?i)(--(?:api-key|hf-token|token|api-token|access-token|auth-token|hub-token|password|secret|secret-key"
+        r"|ssl-keyfile-password|admin-api-key)(?:=|\s+)[\"']?)([^\s\"']+)",
+        2,
+    ),
+    # Python reprs of settings: vLLM's "non-default args: {'api_key': ['...'], ...}"
+    _p(
+        "secret",
+        r"(?i)([\"'](?:api_key|api_keys|hf_token|token|password|secret|secret_key|access_token|auth_token"
+        r"|ssl_keyfile_password|admin_api_key)[\"']\s*:\s*)" + _QUOTED_OR_LIST,
+        2,
+    ),
+    # variables holding a token: AWS_SESSION_TOKEN, HUGGING_FACE_HUB_TOKEN, GITHUB_TOKEN ...
+    _p(
+        "token",
+        r"(?i)\b([\w-]*(?:" + _TOKEN_PREFIX + r")[_-]?token)([\"']?\s*[=:]\s*[\"']?)([^\s\"',;\[][^\s\"',;]{3,})",
+        3,
+    ),
+    # gitleaks generic-api-key / detect-secrets KeywordDetector
+    _p(
+        "secret",
+        r"(?i)\b((?:[\w-]*(?:" + _SECRET_WORDS + r"|access[_-]?token|auth[_-]?token)[\w-]*)[\"']?\s*[=:]\s*[\"']?)"
+        + _VALUE,
+        2,
+    ),
+    *(Pattern(kind, compile_regex(rx), group, rx) for kind, rx, group in ALL_USER_CONTENT_PATTERNS),
 )
+
+_PROBES = ("", "a", "Z", "0", " ", "-", "INFO 01-20 13:03:41 [engine.py:41] engine started")
+"""Texts a user's pattern must not match whole: a pattern that does would shred every field."""
+
+
+def _combined(patterns: Iterable[Pattern]) -> Any:
+    """One regex that matches wherever any of the patterns could: a text it does not match
+    is returned as it is after a single linear scan."""
+    return compile_regex("|".join(f"(?:{p.source})" for p in patterns))
 
 
 def _sub(pattern: Pattern, text: str) -> str:
     return substitute(pattern.kind, pattern.regex, pattern.group, text)
+
+
+def _encodable(text: str) -> str:
+    """Text RE2 can read: lone surrogates (bytes that were not UTF-8) become escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def check_user_pattern(rx: str) -> Any:
+    """A ``--redact-regex``: compiled, or ValueError when it is empty or would match anything."""
+    if not rx.strip():
+        raise ValueError("--redact-regex: an empty pattern would redact everything")
+    try:
+        regex = compile_regex(rx)
+    except ValueError as exc:
+        raise ValueError(f"--redact-regex: {exc}") from None
+    for probe in _PROBES:
+        m = regex.search(probe)
+        if m is not None and (m.group(0) == probe or probe == ""):
+            raise ValueError(f"--redact-regex: {rx!r} matches {probe!r}: it would redact every field")
+    return regex
 
 
 class Redactor:
@@ -63,16 +167,68 @@ class Redactor:
         self.enabled = enabled
         self.patterns = list(PATTERNS)
         for k, rx in enumerate(extra):
-            try:
-                self.patterns.append(Pattern(f"custom-{k + 1}", compile_regex(rx)))
-            except ValueError as exc:
-                raise ValueError(f"--redact-regex: {exc}") from None
+            self.patterns.append(Pattern(f"custom-{k + 1}", check_user_pattern(rx), 0, rx))
+        self.precheck = _combined(self.patterns)
+        self._forms: list[tuple[str, str]] = []
+        """(text, marker) of secrets learned from a report's sources, longest first."""
+
+    def learned(self, sources: Iterable[str]) -> Redactor:
+        """A copy that also removes the secrets found in ``sources`` (the full text a report
+        was made from) wherever they reappear in a form no pattern recognises: cut short by
+        an ellipsis, URL-encoded in a search link, or with its digits normalized away."""
+        child = copy.copy(self)
+        if not self.enabled:
+            return child
+        forms = dict(self._forms)
+        for text in sources:
+            if not text:
+                continue
+            text = _encodable(text)
+            if self.precheck.search(text) is None:
+                continue
+            for pattern in self.patterns:
+                for m in pattern.regex.finditer(text):
+                    secret = m.group(pattern.group)
+                    if len(secret) < 6 or secret.startswith("[REDACTED:"):
+                        continue
+                    mark = MARK.format(pattern.kind)
+                    for form in {secret, normalize(secret)}:
+                        for shown in (form, quote_plus(form), quote(form, safe="")):
+                            if sum(c.isalnum() for c in shown.replace("<n>", "")) >= 6:
+                                forms.setdefault(shown, mark)
+        child._forms = sorted(forms.items(), key=lambda kv: -len(kv[0]))
+        return child
+
+    def _scrub_learned(self, text: str) -> str:
+        for form, mark in self._forms:
+            if form in text:
+                text = text.replace(form, mark)
+        if "…" in text:  # a secret cut short by an ellipsis: its beginning is gone too
+            words = text.split(" ")
+            for k, word in enumerate(words):
+                if "…" in word:
+                    words[k] = self._cut_prefix(word)
+            text = " ".join(words)
+        return text
+
+    def _cut_prefix(self, word: str) -> str:
+        head, _, tail = word.partition("…")
+        for start in range(len(head) - 4):
+            piece = head[start:]
+            for form, mark in self._forms:
+                if form.startswith(piece):
+                    return head[:start] + mark + "…" + tail
+        return word
 
     def __call__(self, text: str) -> str:
         if not self.enabled or not text:
             return text
-        for pattern in self.patterns:
-            text = _sub(pattern, text)
+        text = _encodable(text)
+        if self.precheck.search(text) is not None:
+            for pattern in self.patterns:
+                text = _sub(pattern, text)
+        if self._forms:
+            text = self._scrub_learned(text)
         return text
 
 

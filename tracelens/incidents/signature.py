@@ -18,6 +18,7 @@ machinery, decorators) are skipped, in the spirit of crash-signature systems.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracelens.models import Diagnosis, Document, ExceptionInfo, Frame, Traceback
@@ -99,8 +100,9 @@ def primary_exception(doc: Document, diag: Diagnosis | None) -> tuple[ExceptionI
 _SETUP_FACTS = ("vllm_version", "sglang_version", "torch_version", "gpu_name", "model")
 
 
-def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
-    """Fingerprints of the log's primary failure; ``None`` for a log with no failure.
+def signature(doc: Document, diag: Diagnosis | None, redact: Callable[[str], str] | None = None) -> Signature | None:
+    """Fingerprints of the log's primary failure; ``None`` for a log with no failure. With
+    ``redact``, the clear texts kept beside the hashes are redacted.
 
     Without a diagnosis, tracebacks printed after someone asked the process to stop (Ctrl-C,
     SIGTERM, "shutdown triggered") are teardown noise, not a failure."""
@@ -119,18 +121,28 @@ def signature(doc: Document, diag: Diagnosis | None) -> Signature | None:
         message = exc.message if exc else (diag.evidence[0].text if diag and diag.evidence else "")
     frames = significant(tb.frames) if tb is not None else []
     rule = diag.rule_id if diag else "-"
-    first_line = normalize(message.splitlines()[0] if message else "")[:200]
-    coarse_text = " | ".join([rule, etype, first_line, " > ".join(f.function or "?" for f in frames[:2])])
     facts = doc.fact_map()
     setup = ",".join(f"{k}={facts[k].value}" for k in _SETUP_FACTS if k in facts)
-    fine_text = " | ".join(
-        [rule, etype, normalize(message)[:1000], " > ".join(f"{f.module}:{f.function}" for f in frames[:5]), setup]
-    )
+
+    def texts(msg: str, setup: str) -> tuple[str, str]:
+        first_line = normalize(msg.splitlines()[0] if msg else "")[:200]
+        coarse = " | ".join([rule, etype, first_line, " > ".join(f.function or "?" for f in frames[:2])])
+        fine = " | ".join(
+            [rule, etype, normalize(msg)[:1000], " > ".join(f"{f.module}:{f.function}" for f in frames[:5]), setup]
+        )
+        return coarse, fine
+
+    coarse_text, fine_text = texts(message, setup)
+    shown_coarse, shown_fine = coarse_text, fine_text
+    if redact is not None:
+        # the hashes stay those of the log's own text (the same crash groups the same way with
+        # or without redaction); the texts kept beside them are redacted before they are cut
+        shown_coarse, shown_fine = (redact(t) for t in texts(redact(message), redact(setup)))
     return Signature(
         coarse=_digest(coarse_text),
         fine=_digest(fine_text),
-        coarse_text=coarse_text,
-        fine_text=fine_text,
+        coarse_text=shown_coarse,
+        fine_text=shown_fine,
         exception_type=etype,
         message=message,
     )

@@ -104,10 +104,17 @@ def _m3_search_signatures(db: sqlite_utils.Database) -> None:
     db.execute("CREATE VIRTUAL TABLE incidents_fts_vocab USING fts5vocab(incidents_fts, 'row')")
 
 
+def _m4_log_hashes(db: sqlite_utils.Database) -> None:
+    # the content hash of each ingested log: ingesting the same log again counts nothing twice
+    db["occurrences"].add_column("log_hash", str)
+    db["occurrences"].create_index(["log_hash"])
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m1_initial,
     _m2_severity_and_resolution_time,
     _m3_search_signatures,
+    _m4_log_hashes,
 )
 """Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
 
@@ -117,6 +124,8 @@ class Recorded:
     incident_id: int
     occurrence_id: int
     new: bool
+    duplicate: bool = False
+    """The same log (by content hash) was already stored: nothing was counted."""
 
 
 class Store:
@@ -135,6 +144,7 @@ class Store:
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
         self.db = sqlite_utils.Database(conn)
+        self._checked = False
         self._migrate(migrations)
 
     def close(self) -> None:
@@ -144,14 +154,44 @@ class Store:
 
     @contextmanager
     def _write(self) -> Iterator[None]:
+        """A write transaction; a database that cannot be written (read-only, full disk,
+        damaged) is a :class:`StoreError` and leaves it as it was. The first write of a
+        process checks the database's integrity first."""
         conn = self.db.conn
-        conn.execute("BEGIN IMMEDIATE")
+        if not self._checked:
+            self.check_integrity()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot write ({exc})") from None
         try:
             yield
-        except BaseException:
-            conn.execute("ROLLBACK")
+        except BaseException as exc:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # SQLite already rolled back (a full disk, an I/O error)
+            if isinstance(exc, sqlite3.Error):
+                raise StoreError(f"{self.path}: cannot write ({exc})") from None
             raise
-        conn.execute("COMMIT")
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot write ({exc})") from None
+
+    def check_integrity(self) -> None:
+        """Refuse a damaged database before anything is written into it (``PRAGMA
+        quick_check``: every page and index is read once)."""
+        try:
+            rows = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall()]
+        except sqlite3.DatabaseError as exc:
+            rows = [str(exc)]
+        if rows != ["ok"]:
+            raise StoreError(
+                f"{self.path}: the database is damaged ({rows[0]}); nothing was written. "
+                f"Restore a copy, or rebuild it with: sqlite3 {self.path} .recover"
+            )
+        self._checked = True
 
     def _migrate(self, migrations) -> None:
         try:
@@ -192,10 +232,19 @@ class Store:
         excerpt: str,
         report: dict,
         seen_at: str | None = None,
+        log_hash: str | None = None,
+        recount: bool = False,
     ) -> Recorded:
-        """Add one occurrence; the same coarse fingerprint increments its incident."""
+        """Add one occurrence; the same coarse fingerprint increments its incident. A log
+        whose ``log_hash`` is already stored counts nothing again, unless ``recount``."""
         seen_at = seen_at or now()
         with self._write():
+            if log_hash is not None and not recount:
+                seen = self.db.execute(
+                    "SELECT incident_id, id FROM occurrences WHERE log_hash = ? LIMIT 1", [log_hash]
+                ).fetchone()
+                if seen is not None:
+                    return Recorded(int(seen[0]), int(seen[1]), False, duplicate=True)
             row = self.db.execute(
                 "SELECT id FROM incidents WHERE fingerprint = ?", [fingerprint]
             ).fetchone()
@@ -234,6 +283,7 @@ class Store:
                     "host": host,
                     "excerpt": zlib.compress(excerpt.encode("utf-8", "surrogatepass")),
                     "report": zlib.compress(json.dumps(report).encode()),
+                    "log_hash": log_hash,
                 }
             ).last_pk
         return Recorded(int(incident_id), int(occ), new)
@@ -259,6 +309,10 @@ class Store:
             return int(self.db["tickets"].insert({"incident_id": incident_id, "ref": ref, "created_at": now()}).last_pk)
 
     # reading ------------------------------------------------------------------------------
+
+    def has_log(self, log_hash: str) -> bool:
+        """Whether a log with this content hash is already stored."""
+        return self.db.execute("SELECT 1 FROM occurrences WHERE log_hash = ? LIMIT 1", [log_hash]).fetchone() is not None
 
     def _require(self, incident_id: int) -> dict:
         rows = list(self.db.query("SELECT * FROM incidents WHERE id = ?", [incident_id]))

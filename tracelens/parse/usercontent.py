@@ -24,6 +24,15 @@ USER_CONTENT_PATTERNS: tuple[tuple[str, str, int], ...] = (
 )
 # request objects printed with their fields (SGLang's GenerateReqInput(text='...'))
 _FIELDS = ("prompt", r"(\b(?:text|messages|prompt)=)(" + _QUOTED[1:-1] + r"|\[.*\])", 2)
+# JSON request bodies (OpenAI-compatible APIs): "prompt": "...", "content": "...", arrays too
+_JSON_BODY = (
+    "prompt",
+    r'("(?:prompt|content|input|instructions|text|suffix|system)"\s*:\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\])',
+    2,
+)
+ALL_USER_CONTENT_PATTERNS: tuple[tuple[str, str, int], ...] = (*USER_CONTENT_PATTERNS, _FIELDS, _JSON_BODY)
+"""Everything a user typed or a model wrote, in every form a log prints it: what redaction
+removes from stored and exported text."""
 
 _REQUEST_LOG = ("Received request", "prompt:", "Generated response", "GenerateReqInput", "ChatCompletionRequest")
 
@@ -46,6 +55,6 @@ def without_user_content(text: str) -> str:
     user typed is not what the software printed, whatever error text it quotes."""
     if not any(k in text for k in _REQUEST_LOG):
         return text
-    for kind, rx, group in (*USER_CONTENT_PATTERNS, _FIELDS):
+    for kind, rx, group in ALL_USER_CONTENT_PATTERNS:
         text = substitute(kind, compile_regex(rx), group, text)
     return text

@@ -157,18 +157,20 @@ class ExportScreen(_Form):
 
     def _ok(self) -> None:
         from tracelens.incidents.incident import excerpt as make_excerpt
-        from tracelens.incidents.incident import redact_value
+        from tracelens.incidents.incident import redact_value, report_sources
         from tracelens.incidents.redact import Redactor
         from tracelens.incidents.ticket import render_ticket
 
         red = Redactor()
         v = self.view
         if v.live is not None:
+            red = red.learned(report_sources(v.live))
             excerpt = make_excerpt(v.live, red)
         else:
             excerpt = red("\n".join(f"{n}: {t}" for n, t in v.lines))
         fmt = str(self.query_one("#format", Select).value)
-        self.text = render_ticket(fmt, redact_value(v.report, red), excerpt, v.incident)
+        incident = redact_value(v.incident, red) if v.incident else None
+        self.text = render_ticket(fmt, redact_value(v.report, red), excerpt, incident)
         path = Path(self.query_one("#path", Input).value.strip() or "tracelens-ticket.md").expanduser()
         try:
             path.write_text(self.text, encoding="utf-8")

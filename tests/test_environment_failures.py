@@ -1,0 +1,110 @@
+"""A machine that fails under tracelens (read-only or full database, a damaged page, closed or
+full standard streams, numbers SQLite cannot hold) is one line on stderr and exit 2, never an
+internal error."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tracelens.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
+GPU_LOGS = ROOT / "corpus" / "captured" / "gpu"
+REAL_CONNECT = sqlite3.connect
+
+
+def _read_only(path, *args, **kwargs):
+    return REAL_CONNECT(f"file:{path}?mode=ro", *args, uri=True, **kwargs)
+
+
+def _full_disk(path, *args, **kwargs):
+    conn = REAL_CONNECT(path, *args, **kwargs)
+    pages = conn.execute("PRAGMA page_count").fetchone()[0]
+    conn.execute(f"PRAGMA max_page_count = {pages}")  # no room for one more page
+    return conn
+
+
+@pytest.mark.parametrize("connect,needle", [
+    (_read_only, "readonly database"),
+    (_full_disk, "disk is full"),
+])
+def test_unwritable_database_is_one_line_exit_2(tmp_path, capsys, monkeypatch, connect, needle):
+    db = tmp_path / "incidents.db"
+    assert main(["ingest", "--db", str(db), str(SEED)]) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    assert main(["ingest", "--db", str(db), str(GPU_LOGS)]) == 2
+    err = capsys.readouterr().err.replace("ingesting", "").strip()
+    assert needle in err and "internal error" not in err and len(err.splitlines()) == 1
+
+
+def _damage(db: Path) -> None:
+    conn = REAL_CONNECT(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    page = len(data) // size // 2
+    data[page * size : (page + 1) * size] = b"\xde\xad\xbe\xef" * (size // 4)
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("args", [
+    ["ingest", str(SEED)],
+    ["incidents", "list"],
+    ["incidents", "resolve", "1", "--note", "x"],
+])
+def test_damaged_database_is_refused_in_one_line(tmp_path, capsys, args):
+    db = tmp_path / "incidents.db"
+    assert main(["ingest", "--db", str(db), str(GPU_LOGS)]) == 0
+    _damage(db)
+    before = db.read_bytes()
+    capsys.readouterr()
+    assert main([*args, "--db", str(db)]) == 2
+    err = capsys.readouterr().err.replace("ingesting", "").strip()
+    assert "malformed" in err and "internal error" not in err and len(err.splitlines()) == 1
+    assert db.read_bytes() == before  # nothing written into it
+
+
+@pytest.mark.parametrize("args", [
+    ["incidents", "show", "18446744073709551616"],
+    ["incidents", "resolve", "9223372036854775808"],
+    ["incidents", "attach", "99999999999999999999999", "OPS-1"],
+    ["ticket", "18446744073709551616"],
+])
+def test_incident_id_past_64_bits_is_one_line(tmp_path, capsys, args):
+    db = tmp_path / "incidents.db"
+    assert main(["ingest", "--db", str(db), str(SEED)]) == 0
+    capsys.readouterr()
+    assert main([*args, "--db", str(db)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "internal error" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("args,redirect,needle", [
+    (["diagnose", str(SEED)], ">/dev/full", "No space left"),
+    (["rules", "list"], ">/dev/full", "No space left"),
+    (["incidents", "list"], ">/dev/full", "No space left"),
+    (["diagnose", str(SEED)], ">&-", "standard output is closed"),
+    (["diagnose", "-"], "<&-", "no log"),
+    (["tui", "-"], "<&- >/dev/null", "no log"),
+])
+def test_closed_or_full_streams_are_one_line(tmp_path, args, redirect, needle):
+    db = tmp_path / "incidents.db"
+    main(["ingest", "--db", str(db), str(SEED)])
+    command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "tracelens", *args])
+    p = subprocess.run(
+        ["bash", "-c", f"{command} {redirect}"], check=False, cwd=ROOT, stderr=subprocess.PIPE,
+        env={**os.environ, "TRACELENS_DB": str(db)},
+    )
+    err = p.stderr.decode().strip()
+    assert p.returncode == 2, err
+    assert needle in err and "internal error" not in err and "Traceback" not in err and len(err.splitlines()) == 1
