@@ -116,10 +116,17 @@ def test_evidence_placeholders_and_upgrade_in_place(rules):
     assert d.confidence > 0.5
 
 
-def test_symptom_alone_is_reported(rules):
-    rep = diagnose("(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n", rules)
-    assert [d.rule_id for d in rep.diagnoses] == ["t/dead"]
+def test_a_symptom_whose_cause_is_not_in_the_log_is_reported_alone():
+    # the shipped symptom rule declares EngineDeadError as a report of another failure
+    rep = diagnose("(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n")
+    assert [d.rule_id for d in rep.diagnoses] == ["vllm/engine-dead"]
     assert rep.diagnoses[0].secondary
+
+
+def test_an_undeclared_wrapper_alone_is_named_as_the_failure(rules):
+    # a symptom rule that does not declare what it reports: the exception is all there is
+    rep = diagnose("(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n", rules)
+    assert [d.rule_id for d in rep.diagnoses] == ["unrecognized", "t/dead"]
 
 
 SGLANG_CRASH = """\
@@ -135,15 +142,16 @@ TypeError: 'NoneType' object cannot be interpreted as an integer
 """
 
 
-def test_a_symptom_alone_points_at_the_exception_no_rule_explains():
+def test_a_failure_no_rule_knows_comes_first_and_the_symptom_points_at_it():
     rep = diagnose(SGLANG_CRASH)
-    assert [d.rule_id for d in rep.diagnoses] == ["sglang/scheduler-died"]
-    d = rep.diagnoses[0]
+    assert [d.rule_id for d in rep.diagnoses] == ["unrecognized", "sglang/scheduler-died"]
+    un, symptom = rep.diagnoses
     # the bare exception line belongs to the TP0 stream although SGLang did not tag it
     assert rep.document.tracebacks[0].exception.type == "TypeError"
-    assert "line 7: TypeError: 'NoneType' object cannot be interpreted as an integer" in d.notes[0]
-    assert "raised in set_mamba_track_indices_from_reqs" in d.notes[0]
-    assert 7 in {e.line for e in d.evidence}
+    assert "line 7 in TP0: TypeError: 'NoneType' object cannot be interpreted as an integer" in un.root_cause
+    assert "raised in set_mamba_track_indices_from_reqs" in un.root_cause
+    assert "line 7: TypeError" in symptom.notes[0]
+    assert 7 in {e.line for e in symptom.evidence}
 
 
 def test_wrappers_that_report_another_process_are_not_named_as_the_cause():

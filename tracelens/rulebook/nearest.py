@@ -25,6 +25,8 @@ from tracelens.parse.normalize import normalize
 THRESHOLD = 55.0
 """Lowest score at which an unrecognized failure takes the nearest rule's category."""
 _SAME_PACKAGE = 6.0
+_MIN_MESSAGE = 12
+"""Characters of message (besides the type) a failure needs before it can resemble another."""
 
 
 @dataclass(frozen=True)
@@ -137,6 +139,8 @@ def nearest(origin, entries: list[Entry], limit: int = 3) -> list[Near]:
     from rapidfuzz import fuzz
 
     query = key_text(origin)
+    if len(query.split(":", 1)[-1].strip()) < _MIN_MESSAGE:
+        return []  # a bare "AssertionError" resembles every other bare assertion
     pkg = package_of(origin)
     best: dict[str, Near] = {}
     for e in entries:

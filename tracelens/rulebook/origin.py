@@ -34,6 +34,8 @@ _HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
 _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
 _QUOTES_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException")
+# what a server raises to refuse a bad request
+_VALIDATION_TYPES = re.compile(r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError)$")
 # pydantic's first line only counts the errors; the next lines say what is wrong
 _VALIDATION = re.compile(r"ValidationError$")
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
@@ -66,6 +68,8 @@ class Origin:
     """First line of the traceback (or the line itself)."""
     end: int = 0
     """Last line of the traceback or of the message."""
+    client: bool = False
+    """A request the server refused (a validation error answered with 4xx): handled."""
 
     def covers(self, line: int) -> bool:
         return self.start <= line <= self.end
@@ -113,12 +117,39 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     return False
 
 
-def _client_error(doc: Document, pos: dict[int, int], end: int) -> bool:
-    """The failure was answered to a client with a 4xx status right after it."""
+def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "") -> bool:
+    """The failure was a request the server refused: a validation error (not a bug such as a
+    TypeError) answered to the client with a 4xx status right after it."""
+    if etype and not _VALIDATION_TYPES.search(etype):
+        return False
     k = pos.get(end)
     if k is None:
         return False
     return any(_CLIENT_ERROR.search(rec.text) for rec in doc.records[k + 1 : k + 6])
+
+
+_EXC_IN_MESSAGE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|Fault)): (.+)$")
+
+
+def _quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
+    """(line offset, type, message) of the last exception line of a traceback quoted in
+    ``exc``'s message (torch.multiprocessing's "-- Process 0 terminated with the following
+    error:" and the like), when the parse did not take it apart."""
+    if exc.nested or "Traceback (most recent call last)" not in exc.message:
+        return None
+    lines = exc.message.splitlines()
+    for k in range(len(lines) - 1, 0, -1):
+        m = _EXC_IN_MESSAGE.match(lines[k])
+        if m:
+            return k, m.group(1), m.group(2)
+    return None
+
+
+def _wrapper_follows(doc: Document, pos: dict[int, int], end: int, wrappers: Wrappers) -> bool:
+    k = pos.get(end)
+    if k is None:
+        return False
+    return any(wrappers.line(rec.text) for rec in doc.records[k + 1 : k + 4] if rec.text.strip())
 
 
 def _traceback_after(doc: Document, pos: dict[int, int], line: int, stream: str, starts) -> Traceback | None:
@@ -161,8 +192,15 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
                 continue
             if wrappers.exception(exc) or (exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])):
                 continue  # the failure above (or the traceback it quotes) is the one it reports
-            if _client_error(doc, pos, owner.end_line):
-                continue
+            if not exc.message.strip() and _wrapper_follows(doc, pos, owner.end_line, wrappers):
+                continue  # an empty exception whose message the program printed on its own lines
+            quoted = _quoted_exception(exc)
+            if quoted is not None:  # a child's traceback carried in the message, not parsed apart
+                k, etype, first = quoted
+                out.append(Origin(line=exc.line + k, text=f"{etype}: {first}", stream=owner.stream, kind="exception",
+                                  type=etype, message=first, start=owner.start_line, end=owner.end_line))
+                break
+            client = _client_error(doc, pos, owner.end_line, exc.type)
             lines = exc.message.splitlines()
             first, at = (lines[0] if lines else ""), exc.line
             if _VALIDATION.search(exc.type) and len(lines) > 1:
@@ -181,6 +219,7 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
                     type=exc.type,
                     message=exc.message,
                     frame=seg.frames[-1] if seg.frames else None,
+                    client=client,
                     start=owner.start_line,
                     end=max(_chained_end(doc, pos, doc.tracebacks, n) if owner is tb else owner.end_line, exc.end_line or exc.line),
                 )
@@ -204,24 +243,40 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
         tb = _traceback_after(doc, pos, err.line, err.stream, starts)
         if tb is not None:  # the message a handler printed right before its traceback
             end = max(end, tb.end_line)
-        if _client_error(doc, pos, end):
-            continue
         out.append(
             Origin(line=err.line, text=err.text, stream=err.stream, kind=err.kind, type=etype,
-                   message=message, start=err.line, end=end)
+                   message=message, start=err.line, end=end,
+                   client=_client_error(doc, pos, end, etype or "ValueError"))
         )
     out.sort(key=lambda o: (o.line, o.kind != "exception"))
     return out
 
 
-def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]:
-    """(the originating failure or None, whether the program recovered from every failure)."""
+@dataclass
+class Failures:
+    origin: Origin | None
+    """The failure that started it all (None: nothing failed, or only refused requests)."""
+    recovered: bool
+    """The program visibly carried on after every failure."""
+    refused: list[Origin]
+    """Requests the server refused with 4xx and lived on: handled."""
+
+
+def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     stop = stop_requested_line(doc)
     found = [c for c in _candidates(doc, wrappers) if not stop or c.line < stop]
-    if not found:
-        return None, False
-    last_end = max(c.end for c in found)
-    return found[0], _carried_on(doc.records, last_end)
+    real = [c for c in found if not c.client]
+    refused = [c for c in found if c.client]
+    if not real:
+        return Failures(None, False, refused)
+    last_end = max(c.end for c in real)
+    return Failures(real[0], _carried_on(doc.records, last_end), refused)
+
+
+def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]:
+    """(the originating failure or None, whether the program recovered from every failure)."""
+    f = find_failures(doc, wrappers)
+    return f.origin, f.recovered
 
 
 def _carried_on(records: list[Record], after: int) -> bool:

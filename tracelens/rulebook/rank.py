@@ -14,7 +14,7 @@ from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule
 from tracelens.rulebook.nearest import THRESHOLD, index, nearest
-from tracelens.rulebook.origin import Wrappers, find_origin, run_span
+from tracelens.rulebook.origin import Wrappers, find_failures, run_span
 from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
 from tracelens.rulebook.unrecognized import settle
 
@@ -66,7 +66,8 @@ def _confidence(beliefs: list[float], rule: Rule) -> float:
 def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
     """All diagnoses for a document, best first; a failure no rule explains is named (see
     :mod:`tracelens.rulebook.unrecognized`)."""
-    origin, recovered = find_origin(doc, Wrappers(ruleset.wrappers))
+    failures = find_failures(doc, Wrappers(ruleset.wrappers))
+    origin = failures.origin
     if origin is not None:
         doc.focus = run_span(doc, origin.line)
     ctx = Context(doc)
@@ -115,7 +116,7 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
     severity_rank = {"fatal": 2, "error": 1, "warning": 0}
     out.sort(key=lambda d: (-d.score, -severity_rank[d.severity], d.rule_id))
     out = _drop_restatements(out)
-    return settle(doc, out, origin, recovered, lambda o: nearest(o, index(ruleset)), THRESHOLD)
+    return settle(doc, out, failures, lambda o: nearest(o, index(ruleset)), THRESHOLD)
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:

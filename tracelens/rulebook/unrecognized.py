@@ -14,7 +14,7 @@ import re
 import urllib.parse
 
 from tracelens.models import Diagnosis, Document, Evidence, Remedy
-from tracelens.rulebook.origin import Origin
+from tracelens.rulebook.origin import Failures, Origin
 
 RULE_ID = "unrecognized"
 _ERROR_LEVEL = {"error", "fatal"}
@@ -181,10 +181,16 @@ def unrecognized(origin: Origin, near: list, threshold: float, log_file: str) ->
     )
 
 
-def settle(doc: Document, diags: list[Diagnosis], origin: Origin | None, recovered: bool, near_fn, threshold: float) -> list[Diagnosis]:
-    """The final list: recovered failures downgraded, an unrecognized failure named, symptoms
-    pointed at the origin."""
+def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, threshold: float) -> list[Diagnosis]:
+    """The final list: refused requests and recovered failures downgraded, an unrecognized
+    failure named, symptoms pointed at the origin."""
+    origin, recovered = failures.origin, failures.recovered
     if origin is None:
+        for d in diags:
+            refused = [r for r in failures.refused if explains(d, r)]
+            if refused and d.severity in _ERROR_LEVEL:
+                d.severity = "warning"
+                d.notes.insert(0, f"The server refused this request (line {refused[0].line}) with a 4xx status and kept serving: the client's error, not a failure of the server.")
         return diags
     if recovered:
         for d in diags:
