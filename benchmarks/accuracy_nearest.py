@@ -48,13 +48,13 @@ def main(folders: list[str]) -> None:
         for log, cat in labelled(Path(folder)):
             origin, _ = find_origin(parse_path(str(log)), wrappers)
             if origin is None:
-                rows.append((log.name, cat, None, 0.0, None))
+                rows.append((log.name, cat, None, -1.0, None))
                 continue
             near = nearest(origin, entries, limit=1)
             top = near[0] if near else None
             rows.append((log.name, cat, top.category if top else None, top.score if top else 0.0, guess_category(origin)))
     n = len(rows)
-    print(f"{n} labelled failing logs, {sum(1 for r in rows if r[2] is None and r[3] == 0)} without an originating failure found")
+    print(f"{n} labelled failing logs, {sum(1 for r in rows if r[3] < 0)} without an originating failure found")
     print("threshold  take-nearest  right  wrong  | fallback right (rest)  | all right")
     for t in (40, 45, 50, 55, 60, 65, 70, 75, 80, 90, 101):
         took = [r for r in rows if r[2] and r[3] >= t]
