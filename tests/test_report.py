@@ -96,3 +96,22 @@ def test_control_characters_from_the_log_never_reach_the_terminal(char):
     data = NOVEL.replace(b"frobnicator", f"frob{char}]0;pwned{char}nicator".encode())
     text = render_text(diagnose(data), full=True)
     assert char not in text
+
+
+def test_facts_come_from_the_run_that_failed():
+    first = (
+        "INFO 01-20 13:00:00 [api_server.py:1] vLLM API server version 0.11.0\n"
+        "INFO 01-20 13:00:01 [core.py:76] Initializing a V1 LLM engine (v0.11.0) with config: "
+        "model='/models/old', tensor_parallel_size=2\n"
+        'INFO:     10.0.0.2:5000 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+    )
+    second = (
+        "INFO 01-21 09:00:00 [api_server.py:1] vLLM API server version 0.16.0\n"
+        "INFO 01-21 09:00:01 [core.py:76] Initializing a V1 LLM engine (v0.16.0) with config: "
+        "model='/models/new', tensor_parallel_size=4\n"
+    )
+    rep = diagnose((first + second).encode() + NOVEL)
+    assert rep.diagnoses[0].rule_id == "unrecognized"
+    assert rep.facts["vllm_version"] == "0.16.0" and rep.facts["tensor_parallel_size"] == "4"
+    # one run only: the earliest, highest-priority statement as before
+    assert diagnose(first.encode() + NOVEL).facts["vllm_version"] == "0.11.0"

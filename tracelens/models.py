@@ -220,27 +220,36 @@ class Document:
     payloads: dict[str, dict] = _dict()
     """Structured payloads found in messages (``attention_selector``, ``backend_reasons``,
     ``torchrun_root_cause``)."""
+    failure_line: int = field(default=0, metadata=_EXCLUDE)
+    """The originating failure's line (0: none found)."""
     focus: tuple[int, int] | None = field(default=None, metadata=_EXCLUDE)
     """The lines of the run that failed, when the log holds several starts: facts stated
     there win (see :meth:`fact_map`)."""
 
     def fact_map(self) -> dict[str, Fact]:
         """One fact per name: one stated in the run that failed (:attr:`focus`) first, then the
-        highest priority, then the earliest line."""
+        highest priority, then, when the same fact was stated with different values (a log of
+        several runs), the last statement before the failure (:attr:`failure_line`), else the
+        earliest."""
         best: dict[str, Fact] = {}
         lo, hi = self.focus if self.focus else (0, 0)
+        until = self.failure_line
 
-        def inside(f: Fact) -> bool:
-            return lo <= f.line <= hi
+        def rank(f: Fact) -> tuple:
+            inside = bool(self.focus) and lo <= f.line <= hi
+            before = bool(until) and 0 < f.line <= until
+            return (inside, f.priority, before, f.line if before else -f.line)
 
+        values: dict[str, set[str]] = {}
+        for fact in self.facts:
+            values.setdefault(fact.name, set()).add(fact.value)
         for fact in self.facts:
             cur = best.get(fact.name)
             if cur is None:
                 best[fact.name] = fact
-            elif self.focus and inside(fact) != inside(cur):
-                if inside(fact):
-                    best[fact.name] = fact
-            elif fact.priority > cur.priority:
+            elif len(values[fact.name]) > 1 and rank(fact) > rank(cur):
+                best[fact.name] = fact
+            elif len(values[fact.name]) == 1 and fact.priority > cur.priority:
                 best[fact.name] = fact
         return best
 

@@ -70,6 +70,7 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
     origin = failures.origin
     if origin is not None:
         doc.focus = run_span(doc, origin.line)
+        doc.failure_line = origin.line
     ctx = Context(doc)
     haystack = ctx.text
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
