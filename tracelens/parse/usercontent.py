@@ -2,7 +2,7 @@
 output, and error text quoted there is not what the software printed.
 
 >>> without_user_content("Received request chatcmpl-1: prompt: 'why CUDA out of memory?'")
-"Received request chatcmpl-1: prompt: '[REDACTED:prompt]'"
+'Received request chatcmpl-1: prompt: [REDACTED:prompt]'
 """
 
 from __future__ import annotations
