@@ -251,7 +251,10 @@ def test_log_text_is_data_not_markup(tmp_path):
 
 def test_quit(tmp_path):
     async def steps(pilot, app):
+        assert app.is_running
         await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running and app.return_code == 0
 
     run(make_app(db_path=tmp_path / "none.db"), steps)
 
