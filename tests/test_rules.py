@@ -65,3 +65,11 @@ def test_every_surveyed_signature_has_a_snippet_and_a_known_category():
     cats = categories()
     for sig in data["signatures"]:
         assert sig["snippet"].strip() and sig["category"] in cats, sig["signature"]
+
+
+@pytest.mark.parametrize("lr", RULES.rules, ids=[lr.rule.id for lr in RULES.rules])
+def test_explain_never_shows_raw_placeholders(lr):
+    from tracelens.render.rules import render_rule
+    from tracelens.rulebook.placeholders import _PLACEHOLDER
+
+    assert not _PLACEHOLDER.search(render_rule(lr))

@@ -13,6 +13,7 @@ from collections import defaultdict
 from tracelens.models import adapter
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule
+from tracelens.rulebook.placeholders import fill
 
 
 def schema_json() -> str:
@@ -38,7 +39,7 @@ def catalogue_md(rs: RuleSet) -> str:
         out += [f"## {cat}", "", "| rule | severity | title |", "|---|---|---|"]
         for r in sorted(by_cat[cat], key=lambda r: r.id):
             sev = r.severity + (" (symptom)" if r.secondary else "")
-            title = r.title.replace("|", "\\|")
+            title = fill(r.title, {}).replace("|", "\\|")
             out.append(f"| `{r.id}` | {sev} | {title} |")
         out.append("")
     return "\n".join(out)
