@@ -213,3 +213,22 @@ def test_line_evidence_points_at_the_text_not_the_blank_line_above(tmp_path):
     rs = load([tmp_path])
     d = diagnose("first\n\nCannot access gated repo for url x\n", rs).diagnoses[0]
     assert [e.line for e in d.evidence] == [3]
+
+
+@pytest.mark.parametrize(
+    "commands,facts,repeated",
+    [
+        (["vllm serve {model_path} --gpu-memory-utilization 0.85"], {"gpu_memory_utilization": "0.85"}, [("--gpu-memory-utilization", "0.85")]),
+        (["vllm serve {model_path} --gpu-memory-utilization 0.85"], {"gpu_memory_utilization": "0.9"}, []),
+        (["vllm serve m --max-model-len=8192 --enforce-eager"], {"max_model_len": "8192"}, [("--max-model-len", "8192")]),
+        (["vllm serve m --max-model-len 8192 --max-num-seqs 64"], {"max_model_len": "8192"}, []),
+        (["vllm serve {model_path} --tensor-parallel-size {tensor_parallel_size} --trust-remote-code"], {"tensor_parallel_size": "8"}, []),
+        (["vllm serve m --kv-cache-dtype auto   # the default"], {"kv_cache_dtype_arg": "auto", "kv_cache_dtype": "fp8"}, [("--kv-cache-dtype", "auto")]),
+        (["pip install -U vllm"], {}, []),
+    ],
+)
+def test_a_remedy_that_repeats_what_the_log_shows_goes_last(commands, facts, repeated):
+    from tracelens.models import Fact
+    from tracelens.rulebook.rank import _flags_already_set
+
+    assert _flags_already_set(commands, {k: Fact(name=k, value=v, line=1) for k, v in facts.items()}) == repeated

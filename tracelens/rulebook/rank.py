@@ -6,6 +6,8 @@ Ranking: a primary cause outranks a secondary symptom; a rule whose conditions s
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import replace
 
 from tracelens.models import Diagnosis, Document, Evidence, Fact, Remedy
@@ -45,8 +47,46 @@ def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: C
                         )
                 except InvalidVersion:
                     pass
+        repeated = _flags_already_set(spec.commands, facts)
+        if repeated and not rem.already_applied:
+            rem.already_applied = True
+            shown = ", ".join(f"{flag} {value}" for flag, value in repeated)
+            rem.steps.insert(0, f"The log already runs with {shown}: this remedy would change nothing as written; try the others first.")
         (applied if rem.already_applied else out).append(rem)
     return out + applied
+
+
+_FLAG_VALUE = re.compile(r"(?:^|\s)--([a-z][a-z0-9-]*)(?:[ =]([^\s'\"#{}]+|'[^']*'|\"[^\"]*\"))?(?=\s|$)")
+
+
+def _same(a: str, b: str) -> bool:
+    a, b = a.strip("'\"").lower(), b.strip("'\"").lower()
+    if a == b:
+        return True
+    try:
+        return float(a) == float(b)
+    except ValueError:
+        return False
+
+
+def _flags_already_set(commands: list[str], facts: dict[str, Fact]) -> list[tuple[str, str]]:
+    """The flags a remedy's commands set to a literal value (not a placeholder, not a bare
+    switch) when the log shows every one of them already at that value; empty otherwise."""
+    seen: list[tuple[str, str]] = []
+    for command in commands:
+        body = command.split("#", 1)[0]
+        for m in _FLAG_VALUE.finditer(body):
+            flag, value = m.group(1), m.group(2)
+            if value is None:
+                continue  # a switch, or a placeholder value: the user's own setup restated
+            name = flag.replace("-", "_")
+            fact = facts.get(f"{name}_arg") or facts.get(name)
+            if fact is None:
+                return []
+            if not _same(fact.value, value):
+                return []
+            seen.append((f"--{flag}", value))
+    return seen
 
 
 def _confidence(beliefs: list[float], rule: Rule) -> float:
