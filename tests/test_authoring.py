@@ -44,6 +44,9 @@ def test_rules_new_from_a_log_passes_its_own_test(tmp_path, capsys):
         (["rules", "new", "NoDomain"], "DOMAIN/NAME"),
         (["rules", "new", "a/b", "--category", "gpuoom"], "unknown category"),
         (["rules", "test", "--rule", "no/such-rule"], "no rule"),
+        (["rules", "list", "--category", "gpuoom"], "did you mean 'gpu-oom'"),
+        (["explain", "mla-fp8"], "did you mean 'vllm/attention/mla-fp8-kv-unsupported'"),
+        (["rules", "show", "torch/gpu-om"], "did you mean 'torch/gpu-oom'"),
     ],
 )
 def test_rules_new_and_test_refuse_bad_input_in_one_line(args, needle, tmp_path, capsys, monkeypatch):

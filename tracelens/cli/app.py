@@ -93,6 +93,17 @@ def quiet_stdout() -> None:
         pass
 
 
+def did_you_mean(word: str, choices: list[str]) -> str:
+    """``; did you mean 'x' or 'y'?`` for the closest choices (by edit distance, or the ones
+    that contain ``word``), else ``""``."""
+    from rapidfuzz import fuzz, process
+
+    close = [c for c in choices if word and word in c][:3]
+    if not close:
+        close = [c for c, score, _ in process.extract(word, choices, scorer=fuzz.ratio, limit=3) if score >= 70]
+    return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+
+
 def rules_option(f):
     return click.option(
         "--rules", "rules_dirs", multiple=True, type=DIRECTORY,

@@ -15,6 +15,7 @@ from tracelens.cli.app import (
     _load_rules,
     _open,
     _read,
+    did_you_mean,
     echo,
     make_redactor,
     quiet_stdout,
@@ -137,5 +138,5 @@ def explain(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     rules = _load_rules(rules_dirs)
     lr = rules.get(rule_id)
     if lr is None:
-        raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
+        raise Failure(f"no rule {rule_id!r}{did_you_mean(rule_id, [r.id for r in rules.rules])} (see 'tracelens rules list')")
     echo(render_rule(lr))

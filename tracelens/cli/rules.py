@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from tracelens.cli.app import DIRECTORY, Failure, HelpGroup, _load_rules, echo, rules_option
+from tracelens.cli.app import DIRECTORY, Failure, HelpGroup, _load_rules, did_you_mean, echo, rules_option
 from tracelens.rulebook.origin import Wrappers
 
 
@@ -34,6 +34,10 @@ def rules_list(rules_dirs: tuple[str, ...], category: str | None, fmt: str) -> N
     """
     import json
 
+    from tracelens.rulebook.load import categories
+
+    if category is not None and category not in categories():
+        raise Failure(f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)")
     rs = _load_rules(rules_dirs)
     items = [lr.rule for lr in rs.rules if category is None or lr.rule.category == category]
     items.sort(key=lambda r: r.id)
@@ -58,7 +62,7 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     rs = _load_rules(rules_dirs)
     lr = rs.get(rule_id)
     if lr is None:
-        raise Failure(f"no rule {rule_id!r} (see 'tracelens rules list')")
+        raise Failure(f"no rule {rule_id!r}{did_you_mean(rule_id, [r.id for r in rs.rules])} (see 'tracelens rules list')")
     echo(f"# {lr.path}")
     echo(lr.path.read_text(encoding="utf-8").rstrip())
 
@@ -110,7 +114,7 @@ def rules_test(dirs: tuple[str, ...], rules_dirs: tuple[str, ...], only: str | N
         echo(f"ERROR {e}")
     healthy = [shipped_healthy_dir(), *(Path(h) for h in healthy_dirs)]
     if only and rs.get(only) is None:
-        raise Failure(f"no rule {only!r} (see 'tracelens rules list')")
+        raise Failure(f"no rule {only!r}{did_you_mean(only, [r.id for r in rs.rules])} (see 'tracelens rules list')")
     results = run_tests(rs, healthy, only=only, transforms=not no_transforms)
     failed = [r for r in results if not r.ok]
     for r in failed:
@@ -164,7 +168,7 @@ def rules_new(rule_id: str, rules_dir: str, log: str | None, category: str | Non
     from tracelens.rulebook.load import categories
 
     if category is not None and category not in categories():
-        raise Failure(f"unknown category {category!r} (see rules/categories.yaml)")
+        raise Failure(f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)")
     rs = _load_rules(())
     try:
         made = scaffold(rule_id, Path(rules_dir), Path(log) if log else None, category, Wrappers(rs.wrappers))
