@@ -69,7 +69,8 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("lint")
 @click.argument("dirs", nargs=-1, type=DIRECTORY)
-def rules_lint(dirs: tuple[str, ...]) -> None:
+@rules_option
+def rules_lint(dirs: tuple[str, ...], rules_dirs: tuple[str, ...]) -> None:
     """Check rule files and report every problem at once (exit 1 if any).
 
     Example:
@@ -79,7 +80,7 @@ def rules_lint(dirs: tuple[str, ...]) -> None:
     from tracelens.authoring.checks import lint
     from tracelens.rulebook.load import load, rule_dirs
 
-    roots = [Path(d) for d in dirs] if dirs else rule_dirs()
+    roots = [Path(d) for d in dirs] if dirs else rule_dirs(rules_dirs)
     rs = load(roots, strict=False)
     problems = [str(e) for e in rs.errors] + lint(rs)
     for p in problems:
