@@ -85,6 +85,9 @@ DECODING = [
     (b"a\nb\n", [(1, "a"), (2, "b")]),
     (b"a\r\nb\r\n", [(1, "a"), (2, "b")]),
     (b"10%\r50%\r100%\ndone\n", [(1, "10%"), (1, "50%"), (1, "100%"), (2, "done")]),
+    # lines separated by a bare CR only (classic Mac OS): each its own numbered line
+    (b"one\rtwo\rthree\r", [(1, "one"), (2, "two"), (3, "three")]),
+    (b"one\r\rthree", [(1, "one"), (2, ""), (3, "three")]),
     (b"no newline at end", [(1, "no newline at end")]),
     (b"", []),
     (b"\n\n", [(1, ""), (2, "")]),
@@ -109,3 +112,14 @@ def test_line_of_several_megabytes_is_kept_whole():
     recs = records_from_bytes(b"start\n" + big + b"\nend\n")
     assert [r.line for r in recs] == [1, 2, 3]
     assert len(recs[1].text) == 5 << 20
+
+
+def test_cr_only_log_keeps_its_evidence_and_error_lines():
+    from tracelens.engine import diagnose
+
+    log = b"INFO start\rTraceback (most recent call last):\r  File \"a.py\", line 1, in f\r    x()\rValueError: bad\r"
+    rep = diagnose(log)
+    assert rep.document.line_count == 5
+    (tb,) = rep.document.tracebacks
+    assert (tb.start_line, tb.exception.type, tb.exception.line) == (2, "ValueError", 5)
+    assert {e.line for d in rep.diagnoses for e in d.evidence} >= {5}

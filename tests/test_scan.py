@@ -88,3 +88,16 @@ def test_parallel_scan_finds_the_same_windows_as_one_process(tmp_path, small_lim
         (w.start, w.end, w.anchor, w.anchor_line) for w in several[0]
     ]
     assert one[1] == several[1]
+
+
+def test_large_cr_only_log_numbers_its_lines(tmp_path, small_limits):
+    crash = b"Traceback (most recent call last):\r  File \"a.py\", line 1, in f\rValueError: bad\r"
+    log = tmp_path / "mac.log"
+    log.write_bytes(b"INFO 01-20 13:00:00 [a.py:1] request ok\r" * 5000 + crash)
+    doc = parse_path(str(log))
+    assert not doc.full_parse and doc.line_count == 5003
+    assert [(r.line, r.text) for r in doc.records][-3:] == [
+        (5001, "Traceback (most recent call last):"),
+        (5002, '  File "a.py", line 1, in f'),
+        (5003, "ValueError: bad"),
+    ]

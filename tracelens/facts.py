@@ -2,7 +2,9 @@
 
 A table of extractors, each a cheap literal trigger and a regex (or a function for structured
 payloads: vLLM's engine config, ``non-default args``, ``AttentionSelectorConfig(...)``, the
-attention selector's ``Reasons: {...}`` map, torchrun's root-cause block).
+attention selector's ``Reasons: {...}`` map, torchrun's root-cause block). Every regex is RE2
+(linear time) and the ``key=value`` payload reader is a linear scan, so no line, however long
+or odd, makes extraction slow.
 
 >>> from tracelens.read.logread import records_from_text
 >>> fs, _ = extract(records_from_text("INFO 01-20 13:03:40 [api_server.py:1] vLLM API server version 0.16.0"))
@@ -16,9 +18,10 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
+from typing import Any
 
 from tracelens.models import Fact, Record
+from tracelens.regex import compile_regex
 
 _Out = list[Fact]
 
@@ -34,13 +37,9 @@ class Extractor:
     priority: int = 0
 
     @property
-    def pattern(self) -> re.Pattern[str]:
-        return _compiled(self.source)
-
-
-@lru_cache(maxsize=None)
-def _compiled(source: str) -> re.Pattern[str]:
-    return re.compile(source)
+    def pattern(self) -> Any:
+        """The RE2 regex."""
+        return compile_regex(self.source)
 
 
 def _x(trigger: str, pattern: str, name: str | None = None, priority: int = 0) -> Extractor:
@@ -49,7 +48,7 @@ def _x(trigger: str, pattern: str, name: str | None = None, priority: int = 0) -
 
 # a version; a dot counts only when more of the version follows it ("found vllm==0.8.1." ends a
 # sentence)
-_VER = r"(?P<v>\d+\.\d+(?:[\w+-]|\.(?=[\w+-]))*)"
+_VER = r"(?P<v>\d+\.\d+(?:[\w+-]|\.[\w+-])*)"
 
 EXTRACTORS: tuple[Extractor, ...] = (
     _x("LLM engine (v", r"Initializing an? (?:V1 )?LLM engine \(v" + _VER + r"\)", "vllm_version", 2),
@@ -141,11 +140,114 @@ _CLI_FLAGS = {
     "--mem-fraction-static": "mem_fraction_static",
 }
 
-_KV = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,]*?)(?=, \w+=|\)?$|\)\.?\s)")
-_SELECTOR = re.compile(r"AttentionSelectorConfig\((?P<body>[^()]*)\)")
-_REASONS = re.compile(r"Reasons: \{(?P<body>.*)\}")
-_REASON_ITEM = re.compile(r"(?P<b>[A-Z][A-Z0-9_]+): \[(?P<r>[^\]]*)\]")
-_CLI = re.compile(r"(?:^|\s|\$ )(?:vllm serve|python3? -m (?:vllm\.entrypoints\.openai\.api_server|sglang\.launch_server))\b(?P<args>.*)")
+# a quoted value, matched at one position (its alternatives never overlap: linear)
+_QUOTED = {"'": re.compile(r"'(?:[^'\\]|\\.)*'"), '"': re.compile(r'"(?:[^"\\]|\\.)*"')}
+
+
+def _is_word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
+
+
+class _KeyValues:
+    """The ``key=value`` pairs of a payload such as ``model='m', tp_size=4, quantization=None)``
+    (vLLM's engine config, argparse's ``Namespace(...)``, SGLang's ``ServerArgs(...)``).
+
+    A value is a quoted string, or the text up to the next ``, key=``, up to a ``)`` followed
+    by a space or ending the text, or up to the end. One pass over the text: each position is
+    looked at a bounded number of times, however the payload is shaped (a regex with the same
+    meaning needs a lookahead and backtracks quadratically on a long value).
+    """
+
+    def __init__(self, text: str):
+        self.text = text
+        self.close = -1  # the first ``)`` ending a value at or after the last value start
+        self.comma = (-1, False)  # the last comma checked: (position, a key follows it)
+
+    def pairs(self) -> list[tuple[str, str]]:
+        text = self.text
+        out: list[tuple[str, str]] = []
+        pos = 0
+        while (eq := text.find("=", pos)) >= 0:
+            k = eq
+            while k > pos and _is_word(text[k - 1]):
+                k -= 1
+            start = eq + 1
+            end = self._value_end(start) if k < eq else None
+            if end is None:
+                pos = start  # no pair with this "=": look for the next one
+                continue
+            out.append((text[k:eq], text[start:end]))
+            pos = end
+        return out
+
+    def _value_end(self, start: int) -> int | None:
+        text, n = self.text, len(self.text)
+        quote = _QUOTED.get(text[start : start + 1])
+        if quote is not None and (m := quote.match(text, start)) and self._ends_value(m.end()):
+            return m.end()
+        comma = text.find(",", start)
+        comma = n if comma < 0 else comma
+        close = self._close_from(start)
+        if close < comma:
+            return close
+        if comma < n:
+            return comma if self._key_after(comma) else None
+        return n - 1 if n - 1 >= start and text.endswith(")") else n
+
+    def _ends_value(self, e: int) -> bool:
+        """Whether a value may end at ``e``."""
+        text, n = self.text, len(self.text)
+        if e == n or (e == n - 1 and text[e] == ")"):
+            return True
+        if text[e] == ")" and self._space_after_close(e):
+            return True
+        return text[e] == "," and self._key_after(e)
+
+    def _space_after_close(self, e: int) -> bool:
+        """``)`` at ``e`` followed by whitespace, or by ``.`` and whitespace."""
+        nxt = self.text[e + 1 : e + 3]
+        return nxt[:1].isspace() or (nxt[:1] == "." and nxt[1:2].isspace())
+
+    def _close_from(self, start: int) -> int:
+        """The first ``)`` at or after ``start`` that ends a value (``len`` when none)."""
+        if self.close >= start:
+            return self.close
+        text = self.text
+        i = text.find(")", start)
+        while i >= 0 and not self._space_after_close(i):
+            i = text.find(")", i + 1)
+        self.close = len(text) if i < 0 else i
+        return self.close
+
+    def _key_after(self, comma: int) -> bool:
+        """``, key=`` at ``comma``."""
+        if self.comma[0] == comma:
+            return self.comma[1]
+        text = self.text
+        ok = False
+        if text.startswith(", ", comma):
+            j = comma + 2
+            while j < len(text) and _is_word(text[j]):
+                j += 1
+            ok = j > comma + 2 and text[j : j + 1] == "="
+        self.comma = (comma, ok)
+        return ok
+
+
+def _kv_pairs(text: str) -> list[tuple[str, str]]:
+    """The ``key=value`` pairs of a payload.
+
+    >>> _kv_pairs("model='/m, x', tp=4, q=None) more")
+    [('model', "'/m, x'"), ('tp', '4'), ('q', 'None')]
+    """
+    return _KeyValues(text).pairs()
+
+
+_SELECTOR = compile_regex(r"AttentionSelectorConfig\((?P<body>[^()]*)\)")
+_REASONS = compile_regex(r"Reasons: \{(?P<body>.*)\}")
+_REASON_ITEM = compile_regex(r"(?P<b>[A-Z][A-Z0-9_]+): \[(?P<r>[^\]]*)\]")
+_CLI = compile_regex(r"(?:^|\s|\$ )(?:vllm serve|python3? -m (?:vllm\.entrypoints\.openai\.api_server|sglang\.launch_server))\b(?P<args>.*)")
+_DICT_ITEM = compile_regex(r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
 
 # GPU name -> compute capability, for when the log names the GPU but not its capability.
 _GPU_CC = (
@@ -161,7 +263,7 @@ _GPU_CC = (
     (r"\bP100", "6.0"),
 )
 
-_MODEL_PATH = re.compile(r"^(?:/|~|\./|\.\./)")
+_MODEL_PATH = compile_regex(r"^(?:/|~|\./|\.\./)")
 
 
 def _short(text: str) -> str:
@@ -180,7 +282,7 @@ def _engine_config(rec: Record, out: _Out) -> None:
     i = text.find("with config:")
     if i < 0:
         return
-    for key, val in _KV.findall(text[i + 12 :]):
+    for key, val in _kv_pairs(text[i + 12 :]):
         name = _CONFIG_KEYS.get(key)
         if name and val not in ("None", ""):
             out.append(Fact(name=name, value=_unquote(val), line=rec.line, text=_short(text), priority=4))
@@ -196,7 +298,7 @@ def _args_dict(rec: Record, out: _Out) -> None:
         i = text.find("args: Namespace(")
         if i < 0:
             return
-        pairs = [(k, _unquote(v)) for k, v in _KV.findall(text[i + 16 :])]
+        pairs = [(k, _unquote(v)) for k, v in _kv_pairs(text[i + 16 :])]
     for key, val in pairs:
         name = _ARG_KEYS.get(key)
         if name and val not in ("None", ""):
@@ -212,7 +314,7 @@ def _dict_pairs(body: str) -> list[tuple[str, str]]:
         pass
     return [
         (k, _unquote(v))
-        for k, v in re.findall(r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)", body)
+        for k, v in _DICT_ITEM.findall(body)
     ]
 
 
@@ -220,7 +322,7 @@ def _selector(rec: Record, out: _Out, payloads: dict) -> None:
     m = _SELECTOR.search(rec.text)
     if m is None:
         return
-    conf = {k: _unquote(v) for k, v in _KV.findall(m.group("body") + ")")}
+    conf = {k: _unquote(v) for k, v in _kv_pairs(m.group("body") + ")")}
     payloads.setdefault("attention_selector", conf)
     for key, name in (
         ("kv_cache_dtype", "kv_cache_dtype"),
@@ -298,7 +400,7 @@ def _sglang_args(rec: Record, out: _Out) -> None:
     i = text.find("ServerArgs(")
     if i < 0:
         return
-    for key, val in _KV.findall(text[i + len("ServerArgs(") :]):
+    for key, val in _kv_pairs(text[i + len("ServerArgs(") :]):
         name = _SGLANG_KEYS.get(key)
         val = _unquote(val)
         if name and val not in ("None", ""):
@@ -378,7 +480,7 @@ def _derive(facts: list[Fact]) -> list[Fact]:
             if f.name != "gpu_name":
                 continue
             for pat, cc in _GPU_CC:
-                if re.search(pat, f.value, re.I):
+                if compile_regex("(?i)" + pat).search(f.value):
                     extra.append(Fact(name="compute_capability", value=cc, line=f.line, text=f.text, priority=0, derived=True))
                     break
             else:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any
 
 _EXCLUDE = {"exclude": True}
@@ -44,20 +44,46 @@ def adapter(cls: type) -> Any:
 def to_dict(obj: Any, exclude: frozenset[str] | set[str] = frozenset()) -> Any:
     """A model as JSON-ready data (nested models, lists and dicts too). Fields declared with
     ``exclude`` metadata (internal state such as a document's records) and the names in
-    ``exclude`` (top level only) are left out."""
-    if isinstance(obj, (str, int, float, bool)) or obj is None:
-        return obj
-    if isinstance(obj, list):
-        return [to_dict(v) for v in obj]
-    if isinstance(obj, dict):
-        return {k: to_dict(v) for k, v in obj.items()}
-    if dataclasses.is_dataclass(obj):
-        return {
-            f.name: to_dict(getattr(obj, f.name))
-            for f in dataclasses.fields(obj)
-            if f.name not in exclude and not f.metadata.get("exclude")
-        }
-    return obj
+    ``exclude`` (top level only) are left out.
+
+    Built with a stack of its own rather than by recursion, so no depth of nesting can raise
+    RecursionError.
+
+    >>> to_dict([Record(line=1, text="x")], exclude={"level"})[0]["text"]
+    'x'
+    """
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(obj, root, 0)]  # (value, container, key or index)
+    top = True
+    while stack:
+        value, parent, key = stack.pop()
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            parent[key] = value
+        elif isinstance(value, list):
+            out: Any = [None] * len(value)
+            parent[key] = out
+            stack.extend((v, out, i) for i, v in enumerate(value))
+        elif isinstance(value, dict):
+            out = dict.fromkeys(value)
+            parent[key] = out
+            stack.extend((v, out, k) for k, v in value.items())
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            names = _dump_fields(type(value))
+            if top and exclude:
+                names = tuple(n for n in names if n not in exclude)
+            out = dict.fromkeys(names)
+            parent[key] = out
+            stack.extend((getattr(value, n), out, n) for n in names)
+        else:
+            parent[key] = value
+        top = False
+    return root[0]
+
+
+@cache
+def _dump_fields(cls: type) -> tuple[str, ...]:
+    """The fields :func:`to_dict` writes for a model class, in declaration order."""
+    return tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get("exclude"))
 
 
 @model

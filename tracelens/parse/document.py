@@ -10,6 +10,7 @@ collect error lines and facts.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterator
 
@@ -156,8 +157,29 @@ def _fold(tracebacks: list[Traceback]) -> list[Traceback]:
     return out
 
 
-def _inside(spans: list[tuple[int, int]], line: int) -> bool:
-    return any(a <= line <= b for a, b in spans)
+def _merged(spans: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    """Spans sorted and merged where they overlap: (starts, ends), for :func:`_inside`."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for a, b in sorted(spans):
+        if ends and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
+    return starts, ends
+
+
+def _inside(spans: tuple[list[int], list[int]], line: int) -> bool:
+    """Whether ``line`` is in one of the merged spans (a binary search: a log of n
+    tracebacks costs n log n, not n squared).
+
+    >>> _inside(_merged([(5, 9), (1, 3), (8, 12)]), 10), _inside(_merged([(1, 3)]), 4)
+    (True, False)
+    """
+    starts, ends = spans
+    k = bisect_right(starts, line) - 1
+    return k >= 0 and line <= ends[k]
 
 
 _MAX_MORE = 3  # unindented continuation lines
@@ -188,11 +210,12 @@ def _continuation(records: list[Record], k: int) -> list[str]:
 
 
 def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]]) -> Iterator[ErrorLine]:
+    merged = {sid: _merged(spans) for sid, spans in covered.items()}
     for k, rec in enumerate(records):
         text = rec.text
         if not text.strip():
             continue
-        spans = covered.get(rec.stream)
+        spans = merged.get(rec.stream)
         if spans and _inside(spans, rec.line):
             continue
         if rec.level in _QUIET_LEVELS:

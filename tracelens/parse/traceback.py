@@ -72,13 +72,20 @@ def _parse(tokens, callbacks) -> object:
                 del values[-size:], state_stack[-size:]
             else:
                 children = []
-            flat: list = []
-            for child in children:
+            # a repetition (``entry*``) is a left-recursive inlined rule: its list grows in
+            # place, so a traceback of n frames costs n appends, not n copies of a growing list
+            if children and type(children[0]) is _Inline:
+                flat = children[0]
+                rest = children[1:]
+            else:
+                flat = _Inline()
+                rest = children
+            for child in rest:
                 if type(child) is _Inline:
                     flat.extend(child)
                 else:
                     flat.append(child)
-            value = _Inline(flat) if name is None else getattr(callbacks, name)(flat)
+            value = flat if name is None else getattr(callbacks, name)(flat)
             state_stack.append(states[state_stack[-1]][origin][1])
             values.append(value)
             if kind == "$END" and state_stack[-1] == end:
@@ -101,8 +108,19 @@ def _parse_exception(text: str, line: int, more: list[str]) -> ExceptionInfo:
     return exc
 
 
+MAX_NESTING = 8
+"""Tracebacks quoted inside a message (RemoteTraceback, Ray, exception-group members) are
+parsed this many levels deep; below that a quoted traceback stays message text. Real logs nest
+three or four levels; a log of repeated ``File …`` / ``SomeError: …`` pairs would otherwise
+nest once per pair (and re-parse the rest of the log at each level)."""
+
+
 class _Build:
-    """The grammar's callbacks: children -> models."""
+    """The grammar's callbacks: children -> models. ``depth``: how deep inside quoted
+    tracebacks these tokens are."""
+
+    def __init__(self, depth: int = 0):
+        self.depth = depth
 
     def frame(self, children):
         head = children[0]
@@ -130,7 +148,7 @@ class _Build:
             more = [m for m in more if m.strip() != _QUOTE] if _nested_only(more) else more
         exc = _parse_exception(str(head), head.line, more)
         exc.end_line = max(c.line for c in children)
-        exc.nested = _nested_tracebacks(children[1:])
+        exc.nested = _nested_tracebacks(children[1:], self.depth + 1)
         return exc
 
     def segment(self, children):
@@ -150,7 +168,7 @@ class _Build:
 
     def group(self, children):
         tok = children[0]
-        return _parse_group(str(tok).split("\n"), tok.lines)
+        return _parse_group(str(tok).split("\n"), tok.lines, self.depth + 1)
 
     def cause(self, _children):
         return "cause"
@@ -227,8 +245,10 @@ def _last_line(tb: Traceback) -> int:
     return last
 
 
-def _nested_tracebacks(msg_tokens) -> list[Traceback]:
+def _nested_tracebacks(msg_tokens, depth: int) -> list[Traceback]:
     """Tracebacks quoted inside an exception message (RemoteTraceback, Ray task errors)."""
+    if depth > MAX_NESTING:
+        return []
     texts = [str(t) for t in msg_tokens if str(t).strip() != _QUOTE]
     if not any(_FRAME.match(t) or t.strip().endswith(TB_HEAD) for t in texts):
         return []
@@ -239,7 +259,7 @@ def _nested_tracebacks(msg_tokens) -> list[Traceback]:
         texts.insert(first, TB_HEAD)
         lines.insert(first, lines[first])
     recs = [Record(line=ln, text=t) for ln, t in zip(lines, texts)]
-    return parse_records(recs)
+    return parse_records(recs, depth)
 
 
 def _nested_only(lines: list[str]) -> bool:
@@ -249,7 +269,7 @@ def _nested_only(lines: list[str]) -> bool:
 _GROUP_SEP = re.compile(r"\+(?:-\+)?-+(?: (?P<n>\d+|\.\.\.) -+)?\s*$")
 
 
-def _parse_group(texts: list[str], lines: list[int]) -> Traceback:
+def _parse_group(texts: list[str], lines: list[int], depth: int) -> Traceback:
     """An exception group block (the ``|``-margined form) -> a Traceback whose exception
     carries the member exceptions as nested tracebacks."""
     indent = _GROUP_HEAD.match(texts[0]).group("indent")  # type: ignore[union-attr]
@@ -294,7 +314,7 @@ def _parse_group(texts: list[str], lines: list[int]) -> Traceback:
         k += 1
     if current:
         members.append(current)
-    parsed = parse_records(main)
+    parsed = parse_records(main, depth) if depth <= MAX_NESTING else []
     if parsed:
         tb = parsed[0]
     else:
@@ -306,7 +326,7 @@ def _parse_group(texts: list[str], lines: list[int]) -> Traceback:
         tb.segments[-1].exception = exc
         tb.truncated = False
     for member in members:
-        sub_tbs = parse_records(member)
+        sub_tbs = parse_records(member, depth) if depth <= MAX_NESTING else []
         if sub_tbs:
             exc.nested.extend(sub_tbs)
         else:
@@ -336,19 +356,20 @@ def _has_trigger(records: Sequence[Record]) -> bool:
     return False
 
 
-def parse_records(records: Sequence[Record]) -> list[Traceback]:
-    """All tracebacks (and faulthandler dumps) in one stream's records, in order."""
+def parse_records(records: Sequence[Record], depth: int = 0) -> list[Traceback]:
+    """All tracebacks (and faulthandler dumps) in one stream's records, in order. ``depth``:
+    how many tracebacks these records are quoted in (see :data:`MAX_NESTING`)."""
     records = ipython_plain(unbox(records))  # rich's and IPython's layouts, as plain tracebacks
     if not _has_trigger(records):
         return []
 
     try:
-        return _parse(lex(records), _Build())
+        return _parse(lex(records), _Build(depth))
     except ParseError:
-        return _parse_tolerant(records)
+        return _parse_tolerant(records, depth)
 
 
-def _parse_tolerant(records: Sequence[Record]) -> list[Traceback]:
+def _parse_tolerant(records: Sequence[Record], depth: int) -> list[Traceback]:
     """Fallback when the token stream is not well-formed: parse each traceback on its own,
     splitting at every header, so one odd line never loses the rest."""
     out: list[Traceback] = []
@@ -359,7 +380,7 @@ def _parse_tolerant(records: Sequence[Record]) -> list[Traceback]:
     ]
     for a, b in zip(starts, starts[1:] + [len(records)]):
         try:
-            out.extend(_parse(lex(records[a:b]), _Build()))
+            out.extend(_parse(lex(records[a:b]), _Build(depth)))
         except ParseError:
             continue
     return out

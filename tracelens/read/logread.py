@@ -325,18 +325,36 @@ def peel(text: str, line: int) -> Record:
     )
 
 
-def split_lines(text: str, first_line: int = 1) -> Iterator[tuple[int, str]]:
+def line_end(text: str) -> str:
+    """The line separator of a log: ``\\n`` (also for ``\\r\\n``), or ``\\r`` for a log whose
+    lines are separated by a bare ``\\r`` only (classic Mac OS line ends).
+
+    >>> line_end("a\\r\\nb"), line_end("a\\rb\\r"), line_end("no line end")
+    ('\\n', '\\r', '\\n')
+    """
+    return "\r" if "\r" in text and "\n" not in text else "\n"
+
+
+def split_lines(text: str, first_line: int = 1, end: str | None = None) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) for ``\\n``, ``\\r\\n`` and bare ``\\r`` line ends.
 
     Segments split by a bare ``\\r`` keep their ``\\n`` line's number, so evidence line numbers
-    match ``grep -n`` and editors.
+    match ``grep -n`` and editors. In a log with no ``\\n`` at all, ``\\r`` is the line end and
+    numbers the lines (``end``: the separator, from :func:`line_end` when not given).
 
     >>> list(split_lines("a\\r\\nb\\rc\\nd"))
     [(1, 'a'), (2, 'b'), (2, 'c'), (3, 'd')]
+    >>> list(split_lines("a\\rb\\rc\\r"))
+    [(1, 'a'), (2, 'b'), (3, 'c')]
     """
-    lines = text.split("\n")
+    sep = end or line_end(text)
+    lines = text.split(sep)
     if lines and lines[-1] == "":
         lines.pop()
+    if sep == "\r":
+        for i, raw in enumerate(lines):
+            yield first_line + i, raw
+        return
     for i, raw in enumerate(lines):
         n = first_line + i
         if "\r" in raw:
@@ -350,6 +368,16 @@ def split_lines(text: str, first_line: int = 1) -> Iterator[tuple[int, str]]:
             yield n, raw
 
 
+def line_count(text: str) -> int:
+    """Lines in a decoded log, as :func:`split_lines` numbers them.
+
+    >>> line_count("a\\nb"), line_count("a\\rb\\r"), line_count("")
+    (2, 2, 0)
+    """
+    sep = line_end(text)
+    return text.count(sep) + (0 if text.endswith(sep) or not text else 1)
+
+
 def decode(data: bytes, encoding: str = "utf-8") -> str:
     """Decode without failing: invalid sequences become U+FFFD, NUL bytes vanish."""
     text = data.decode(encoding, errors="replace")
@@ -358,12 +386,13 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
     return text
 
 
-def records_from_text(text: str, first_line: int = 1) -> list[Record]:
-    """Turn decoded text into records (envelopes peeled, control sequences removed)."""
-    return [peel(clean(raw), n) for n, raw in split_lines(text, first_line)]
+def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
+    """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
+    the line separator, as for :func:`split_lines`."""
+    return [peel(clean(raw), n) for n, raw in split_lines(text, first_line, end)]
 
 
-def records_from_bytes(data: bytes, first_line: int = 1) -> list[Record]:
+def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Decode bytes (BOM-aware) and turn them into records."""
     encoding, bom = sniff_encoding(data[:4])
-    return records_from_text(decode(data[bom:], encoding), first_line)
+    return records_from_text(decode(data[bom:], encoding), first_line, end)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import stat
 import sys
 from collections import deque
 from typing import BinaryIO
@@ -48,6 +49,7 @@ _FACT = (
     rb"\[pip3\]|NCCL version|capability|args: Namespace|server_args|Root Cause|GPU \d+:"
 )
 _ERR += b"|" + b"|".join(re2.escape(t) for t in TRIGGERS)  # the failure lines' own literals
+_TB_ONLY = re2.compile(_TB, _OPTS)
 _TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
 _TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
 
@@ -64,36 +66,110 @@ class Window:
         self.start, self.end, self.anchor, self.anchor_line = start, end, anchor, anchor_line
 
 
-def open_input(path: str) -> tuple[BinaryIO, int, str]:
-    """Open a path or ``-`` (stdin, spooled so it can be read twice). Raises InputError."""
-    if path == "-":
-        import tempfile
+STREAM_LIMIT = 1 << 30
+"""Most bytes read from an input of unknown length (stdin, a pipe, a FIFO, a device): an
+endless one (``/dev/zero``, ``yes |``) is read this far, analyzed, and a line on stderr says
+the rest was not read."""
+FIFO_WAIT = 10.0
+"""Seconds to wait for the first bytes from a named FIFO before saying nobody writes to it."""
 
-        spool = tempfile.SpooledTemporaryFile(max_size=FULL_PARSE_LIMIT)
+
+def open_input(path: str) -> tuple[BinaryIO, int, str]:
+    """Open a path or ``-``. A regular file is read where it lies; anything else (stdin, a
+    pipe such as ``<(cmd)``, a FIFO, a device) is read once as a stream, up to
+    :data:`STREAM_LIMIT` bytes, into a spool that can be read twice. Raises InputError."""
+    if path == "-":
         stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
-        size = 0
-        while True:
-            chunk = stdin.read(CHUNK)
-            if not chunk:
-                break
-            if isinstance(chunk, str):
-                chunk = chunk.encode()
-            spool.write(chunk)
-            size += len(chunk)
-        spool.seek(0)
-        return spool, size, "<stdin>"
+        return _spool(stdin, "<stdin>")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a log file")
     try:
-        fp = open(path, "rb")
+        # non-blocking, so that opening a FIFO nobody writes to does not wait forever
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise InputError(f"{path}: no such file") from None
     except PermissionError:
         raise InputError(f"{path}: permission denied") from None
     except OSError as exc:
         raise InputError(f"{path}: cannot open ({exc.strerror or exc})") from None
-    size = os.fstat(fp.fileno()).st_size
-    return fp, size, path
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode):
+            _set_blocking(fd)
+            return os.fdopen(fd, "rb"), st.st_size, path
+        if os.isatty(fd):
+            raise InputError(f"{path}: is a terminal, not a log file")
+        if stat.S_ISFIFO(st.st_mode) and not _anonymous_pipe(st) and not _readable(fd, FIFO_WAIT):
+            raise InputError(f"{path}: a FIFO that nobody writes to (nothing came in {FIFO_WAIT:g} s)")
+        _set_blocking(fd)
+        src = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with src:
+        return _spool(src, path)
+
+
+def _set_blocking(fd: int) -> None:
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+
+
+def _anonymous_pipe(st: os.stat_result) -> bool:
+    """A pipe made by pipe(2) (``<(cmd)``, ``/dev/stdin`` in a pipeline): its writer already
+    exists, so it is read like stdin. A named FIFO lives on another file system than pipes."""
+    r, w = os.pipe()
+    try:
+        return os.fstat(r).st_dev == st.st_dev
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+def _readable(fd: int, timeout: float) -> bool:
+    """Whether bytes (or the end of the stream) arrive on ``fd`` within ``timeout`` seconds."""
+    import select
+
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+    except (OSError, ValueError):
+        return True  # cannot wait on it here: read it and see
+    return bool(ready)
+
+
+def _spool(src: BinaryIO, name: str) -> tuple[BinaryIO, int, str]:
+    """Copy a stream into a spool (memory, then a temporary file), up to STREAM_LIMIT bytes."""
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=FULL_PARSE_LIMIT)
+    size = 0
+    try:
+        while size < STREAM_LIMIT:
+            chunk = src.read(min(CHUNK, STREAM_LIMIT - size))
+            if not chunk:
+                break
+            if isinstance(chunk, str):
+                chunk = chunk.encode()
+            spool.write(chunk)
+            size += len(chunk)
+        else:
+            _notice(
+                f"{name}: read the first {STREAM_LIMIT >> 20} MiB only, the cap for an input "
+                "of unknown length (a device or an endless pipe); the rest is not analyzed"
+            )
+    except OSError as exc:
+        spool.close()
+        raise InputError(f"{name}: read failed ({exc.strerror or exc})") from None
+    spool.seek(0)
+    return spool, size, name
+
+
+def _notice(message: str) -> None:
+    """One line on stderr about the input (never raises: stderr may be closed)."""
+    try:
+        print(f"tracelens: {message}", file=sys.stderr, flush=True)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def read_records(fp: BinaryIO, size: int, prefetch: Prefetch | None = None) -> tuple[list[Record], int, bool, str]:
@@ -101,7 +177,13 @@ def read_records(fp: BinaryIO, size: int, prefetch: Prefetch | None = None) -> t
 
     Returns (records, line count, whether the whole log was parsed, encoding).
     """
-    from tracelens.read.logread import decode, records_from_bytes, records_from_text, sniff_encoding
+    from tracelens.read.logread import (
+        decode,
+        line_count,
+        records_from_bytes,
+        records_from_text,
+        sniff_encoding,
+    )
 
     head = fp.read(4)
     encoding, bom = sniff_encoding(head)
@@ -109,17 +191,26 @@ def read_records(fp: BinaryIO, size: int, prefetch: Prefetch | None = None) -> t
     if size <= FULL_PARSE_LIMIT or encoding != "utf-8":
         data = fp.read()
         text = decode(data[bom:], encoding)
-        records = records_from_text(text, 1)
-        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        return records, lines, True, encoding
-    windows, line_count = find_windows(fp, prefetch)
+        return records_from_text(text, 1), line_count(text), True, encoding
+    nl = prefetch.nl if prefetch is not None else line_end_of(fp)
+    windows, lines = find_windows(fp, prefetch)
     records = []
     for w in windows:
         fp.seek(w.start)
         data = fp.read(w.end - w.start)
-        first_line = w.anchor_line - data.count(b"\n", 0, w.anchor - w.start)
-        records.extend(records_from_bytes(data, first_line))
-    return records, line_count, False, encoding
+        first_line = w.anchor_line - data.count(nl, 0, w.anchor - w.start)
+        records.extend(records_from_bytes(data, first_line, nl.decode()))
+    return records, lines, False, encoding
+
+
+def line_end_of(fp: BinaryIO) -> bytes:
+    """The line separator of a file: ``\\r`` when its first MiB holds a bare ``\\r`` and no
+    ``\\n`` (classic Mac OS line ends), else ``\\n``."""
+    where = fp.tell()
+    fp.seek(0)
+    head = fp.read(1 << 20)
+    fp.seek(where)
+    return b"\r" if b"\r" in head and b"\n" not in head else b"\n"
 
 
 PARALLEL_MIN = 64 << 20
@@ -128,9 +219,9 @@ PARALLEL_MIN = 64 << 20
 Hit = tuple[int, int, int]  # (offset of the line, line number, kind)
 
 
-def _scan(read_at, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
+def _scan(read_at, start: int, stop: int, nl: bytes = b"\n") -> tuple[list[Hit], list[Hit], int]:
     """Trigger hits in bytes [start, stop) (a line start to a line end), with line numbers
-    counted from 1 at ``start``; and the number of newlines in the range.
+    counted from 1 at ``start``; and the number of line ends (``nl``) in the range.
 
     Each chunk is read from a line start and searched up to its last line end (RE2 with
     pos/endpos, no copies); the next read starts right after, so no line is ever split."""
@@ -138,48 +229,58 @@ def _scan(read_at, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
     last_hits: deque[Hit] = deque(maxlen=20000)
     base_off = start
     line = 1
-    last_line_start = -1
     while base_off < stop:
         chunk = read_at(base_off, min(CHUNK, stop - base_off))
         if not chunk:
             break
         end = len(chunk)
         if end == CHUNK and base_off + end < stop:
-            cut = chunk.rfind(b"\n") + 1
+            cut = chunk.rfind(nl) + 1
             end = cut or end  # a line longer than a chunk is searched in pieces
         counted = 0
-        for m in _TRIGGERS.finditer(chunk, 0, end):
-            lstart = chunk.rfind(b"\n", 0, m.start()) + 1
-            if base_off + lstart == last_line_start and m.lastindex != 1:
-                continue
-            line += chunk.count(b"\n", counted, lstart)
+        lstart = 0  # start of the line holding ``pos``
+        pos = 0
+        while pos < end:
+            m = _TRIGGERS.search(chunk, pos, end)
+            if m is None:
+                break
+            # the line start, looking back no further than where this search began
+            prev = chunk.rfind(nl, pos, m.start())
+            if prev >= 0:
+                lstart = prev + 1
+            line += chunk.count(nl, counted, lstart)
             counted = lstart
             kind = m.lastindex or 2
             if kind == 3 and any(t in chunk[lstart : lstart + 200] for t in _TABLES):
                 kind = 4
             hit = (base_off + lstart, line, kind)
-            last_line_start = base_off + lstart
             if len(first_hits) < 2000:
                 first_hits.append(hit)
             else:
                 last_hits.append(hit)
-        line += chunk.count(b"\n", counted, end)
+            # one hit per line (a traceback header later on the line is a second one, with its
+            # wider context): a line holding a million triggers is still searched once
+            eol = chunk.find(nl, m.end(), end)
+            eol = end if eol < 0 else eol
+            tb = _TB_ONLY.search(chunk, m.end(), eol) if kind != 1 else None
+            pos = tb.start() if tb is not None else eol
+        line += chunk.count(nl, counted, end)
         base_off += end
     return first_hits, list(last_hits), line - 1
 
 
-def _pread_scan(fd: int, start: int, stop: int) -> tuple[list[Hit], list[Hit], int]:
-    return _scan(lambda off, n: os.pread(fd, n, off), start, stop)
+def _pread_scan(fd: int, start: int, stop: int, nl: bytes) -> tuple[list[Hit], list[Hit], int]:
+    return _scan(lambda off, n: os.pread(fd, n, off), start, stop, nl)
 
 
-def _split(fp: BinaryIO, total: int, parts: int) -> list[int]:
+def _split(fp: BinaryIO, total: int, parts: int, nl: bytes) -> list[int]:
     """Cut points at line starts dividing [0, total) into about equal parts."""
     cuts = [0]
     for k in range(1, parts):
         fp.seek(total * k // parts)
         probe = fp.read(1 << 20)
-        nl = probe.find(b"\n")
-        cut = total * k // parts + nl + 1 if nl >= 0 else total
+        at = probe.find(nl)
+        cut = total * k // parts + at + 1 if at >= 0 else total
         if cuts[-1] < cut < total:
             cuts.append(cut)
     return cuts + [total]
@@ -206,7 +307,8 @@ class Prefetch:
 
     def __init__(self, fp: BinaryIO, total: int, workers: int):
         self.total = total
-        cuts = _split(fp, total, workers)
+        self.nl = line_end_of(fp)
+        cuts = _split(fp, total, workers, self.nl)
         fd = fp.fileno()
         self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
         for a, b in zip(cuts, cuts[1:]):
@@ -217,7 +319,7 @@ class Prefetch:
                 try:
                     import pickle
 
-                    data = pickle.dumps(_pread_scan(fd, a, b), protocol=pickle.HIGHEST_PROTOCOL)
+                    data = pickle.dumps(_pread_scan(fd, a, b, self.nl), protocol=pickle.HIGHEST_PROTOCOL)
                     with os.fdopen(w, "wb") as out:
                         out.write(data)
                 finally:
@@ -271,6 +373,7 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
     total = fp.tell()
     if prefetch is None:
         prefetch = start_scan(fp)
+    nl = prefetch.nl if prefetch is not None else line_end_of(fp)
     if prefetch is not None:
         parts = prefetch.result()
     else:
@@ -278,7 +381,7 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
             fp.seek(off)
             return fp.read(n)
 
-        parts = [_scan(read_at, 0, total)]
+        parts = [_scan(read_at, 0, total, nl)]
     hits: list[Hit] = []
     lines_before = 0
     for first, last, newlines in parts:
@@ -286,7 +389,7 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
         lines_before += newlines
     if len(hits) > 22000:  # the first hits (startup facts) and the last (the crash)
         hits = hits[:2000] + hits[-20000:]
-    line_count = lines_before + (1 if total and not _ends_with_newline(fp, total) else 0)
+    line_count = lines_before + (1 if total and not _ends_with(fp, total, nl) else 0)
     windows: list[Window] = []
     for off, ln, kind in hits:
         before, after = _CONTEXT.get(kind, (0, 16 << 10))
@@ -297,13 +400,13 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
             windows.append(w)
     windows = _within_budget(windows)
     for w in windows:
-        _snap(fp, w, total)
+        _snap(fp, w, total, nl)
     return windows, line_count
 
 
-def _ends_with_newline(fp: BinaryIO, total: int) -> bool:
+def _ends_with(fp: BinaryIO, total: int, nl: bytes) -> bool:
     fp.seek(total - 1)
-    return fp.read(1) == b"\n"
+    return fp.read(1) == nl
 
 
 def _within_budget(windows: list[Window]) -> list[Window]:
@@ -326,18 +429,18 @@ def _within_budget(windows: list[Window]) -> list[Window]:
     return kept_head + kept_tail[::-1]
 
 
-def _snap(fp: BinaryIO, w: Window, total: int) -> None:
+def _snap(fp: BinaryIO, w: Window, total: int, nl: bytes) -> None:
     """Move a window's edges to line boundaries."""
     if w.start > 0:
         fp.seek(w.start - 1)
         probe = fp.read(min(w.anchor - w.start + 1, 1 << 20))
-        nl = probe.find(b"\n")
-        w.start = w.start + nl if nl >= 0 else w.anchor
+        at = probe.find(nl)
+        w.start = w.start + at if at >= 0 else w.anchor
     if w.end < total:
         fp.seek(w.end)
         probe = fp.read(1 << 16)
-        nl = probe.find(b"\n")
-        w.end = w.end + nl + 1 if nl >= 0 else min(total, w.end + len(probe))
+        at = probe.find(nl)
+        w.end = w.end + at + 1 if at >= 0 else min(total, w.end + len(probe))
 
 
 def read_path(path: str, opened: tuple[BinaryIO, int, str] | None = None, prefetch: Prefetch | None = None):

@@ -159,16 +159,26 @@ def rule_files(root: Path) -> list[Path]:
 
 
 def _rule_entries(root: Path) -> list[tuple[str, os.stat_result]]:
-    """(path, stat) of every rule file under ``root``, sorted; one directory walk."""
+    """(path, stat) of every rule file under ``root``, sorted; one directory walk.
+
+    Only regular files are rule files: a FIFO, socket or device named ``*.yaml`` is never
+    opened (reading one would block or never end), and a folder reached twice through a
+    symbolic link is walked once."""
     out: list[tuple[str, os.stat_result]] = []
     stack = [str(root)]
+    seen: set[tuple[int, int]] = set()
     while stack:
+        folder = stack.pop()
         try:
-            with os.scandir(stack.pop()) as it:
+            st = os.stat(folder)
+            if (st.st_dev, st.st_ino) in seen:
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            with os.scandir(folder) as it:
                 for entry in it:
                     if entry.is_dir():
                         stack.append(entry.path)
-                    elif entry.name.endswith(".yaml") and entry.name != "categories.yaml":
+                    elif entry.name.endswith(".yaml") and entry.name != "categories.yaml" and entry.is_file():
                         out.append((entry.path, entry.stat()))
         except OSError:
             continue
