@@ -10,7 +10,7 @@ from tracelens.models import Evidence, Fact
 from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 from tracelens.rulebook.facttest import parse_fact_test
-from tracelens.rulebook.model import Rule
+from tracelens.rulebook.model import Condition, ExceptionCond, FactCond, FrameCond, LineCond, Rule
 
 _WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
 _MAX_EVIDENCE_PER_CONDITION = 3
@@ -181,17 +181,26 @@ def _fact_cond(body: dict) -> Cond:
     return cond
 
 
-def compile_condition(cond: dict) -> Cond:
-    (kind, body), = cond.items()
-    if kind == "exception":
-        return _exception_cond(body)
-    if kind == "frame":
-        return _frame_cond(body)
-    if kind == "line":
-        return _line_cond(body)
-    if kind == "fact":
-        return _fact_cond(body)
-    return _block({kind: body})
+def _fields(test: Any, keys: tuple[str, ...]) -> dict[str, str]:
+    return {k: v for k in keys if (v := getattr(test, k)) is not None}
+
+
+def compile_condition(cond: Any) -> Cond:
+    """One compiler per condition type (see :mod:`tracelens.rulebook.model`); a mapping as
+    written in YAML is validated into its type first."""
+    if isinstance(cond, dict):
+        from tracelens.models import adapter
+
+        cond = adapter(Condition).validate_python(cond)
+    if isinstance(cond, ExceptionCond):
+        return _exception_cond(_fields(cond.exception, ("type", "message")))
+    if isinstance(cond, FrameCond):
+        return _frame_cond(_fields(cond.frame, ("function", "file", "module")))
+    if isinstance(cond, LineCond):
+        return _line_cond(cond.line if isinstance(cond.line, str) else _fields(cond.line, ("text", "level", "stream")))
+    if isinstance(cond, FactCond):
+        return _fact_cond(cond.fact)
+    return _block({cond.kind: getattr(cond, cond.kind)})
 
 
 def _block(spec: dict) -> Cond:

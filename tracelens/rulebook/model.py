@@ -13,7 +13,6 @@ from tracelens.regex import compile_regex
 from tracelens.rulebook.facttest import parse_fact_test
 
 SEVERITIES = ("warning", "error", "fatal")
-CONDITION_KINDS = ("exception", "frame", "line", "fact", "all", "any", "none")
 
 
 class RuleError(Exception):
@@ -26,48 +25,191 @@ class RuleError(Exception):
 
 
 def _check_condition(cond: Any, path: str) -> None:
-    """Validate one condition (recursively); raise ValueError naming the bad part."""
-    if not isinstance(cond, dict) or len(cond) != 1:
-        raise ValueError(f"{path}: a condition is a mapping with one key of {', '.join(CONDITION_KINDS)}")
-    (kind, body), = cond.items()
-    if kind not in CONDITION_KINDS:
-        raise ValueError(f"{path}: unknown condition {kind!r} (expected one of {', '.join(CONDITION_KINDS)})")
-    if kind in ("all", "any", "none"):
-        if not isinstance(body, list) or not body:
-            raise ValueError(f"{path}.{kind}: must be a non-empty list of conditions")
-        for k, sub in enumerate(body):
+    """What the types cannot say about a condition (recursively): its regexes compile in RE2
+    and its fact tests parse; raise ValueError naming the bad part."""
+    if isinstance(cond, (AllCond, AnyCond, NoneCond)):
+        kind = cond.kind
+        for k, sub in enumerate(getattr(cond, kind)):
             _check_condition(sub, f"{path}.{kind}[{k}]")
         return
-    if kind == "line":
-        if isinstance(body, str):
-            compile_regex(body)
-            return
-        if not isinstance(body, dict) or not body or set(body) - {"text", "level", "stream"}:
-            raise ValueError(f"{path}.line: a regex, or a mapping of text/level/stream")
-        for key in ("text", "stream"):
-            if key in body:
-                compile_regex(str(body[key]))
-        return
-    if kind in ("exception", "frame"):
-        allowed = {"type", "message"} if kind == "exception" else {"function", "file", "module"}
-        if not isinstance(body, dict) or not body or set(body) - allowed:
-            raise ValueError(f"{path}.{kind}: a mapping of {'/'.join(sorted(allowed))} regexes")
-        for key, val in body.items():
-            if not isinstance(val, str):
-                raise ValueError(f"{path}.{kind}.{key}: must be a regex string")
-            compile_regex(val)
-        return
-    if kind == "fact":
-        if not isinstance(body, dict) or not body:
-            raise ValueError(f"{path}.fact: a mapping of fact name to test")
-
-        for name, test in body.items():
+    if isinstance(cond, FactCond):
+        for name, test in cond.fact.items():
             parse_fact_test(str(test), f"{path}.fact.{name}")
+        return
+    for key, regex in cond.regexes():
+        try:
+            compile_regex(regex)
+        except ValueError as exc:
+            raise ValueError(f"{path}.{cond.kind}.{key}: {exc}") from None
 
 
 _CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}
 """pydantic's settings for the rule models (a plain dict: pydantic is imported only to
 validate rule files that changed, never to use cached rules)."""
+
+
+@model
+class ExceptionTest:
+    """Any exception in the log: traceback chains, nested and grouped ones, and
+    ``SomeError: message`` lines printed alone."""
+
+    __pydantic_config__ = _CONFIG
+    type: str | None = None
+    """RE2 searched in the qualified type name as printed (``torch.OutOfMemoryError``)."""
+    message: str | None = None
+    """RE2 searched in the whole message (it may span lines)."""
+
+
+@model
+class FrameTest:
+    """Any frame of any traceback."""
+
+    __pydantic_config__ = _CONFIG
+    function: str | None = None
+    """RE2 searched in the function name."""
+    file: str | None = None
+    """RE2 searched in the file path as printed."""
+    module: str | None = None
+    """RE2 searched in the dotted module (from the path after site-packages)."""
+
+
+@model
+class LineTest:
+    """Any log line, after its envelope (timestamps, process tags, logger headers) is removed."""
+
+    __pydantic_config__ = _CONFIG
+    text: str | None = None
+    """RE2 searched in the line."""
+    level: str | None = None
+    """The log level the line was printed at (ERROR, WARNING ...)."""
+    stream: str | None = None
+    """RE2 searched in the process that printed it (``EngineCore_DP0 pid=245``, ``rank3``)."""
+
+
+def _nonempty(test: Any, kind: str, keys: tuple[str, ...]) -> None:
+    if all(getattr(test, key) is None for key in keys):
+        raise ValueError(f"{kind}: give at least one of {'/'.join(keys)}")
+
+
+@model
+class ExceptionCond:
+    """``exception: {type: REGEX, message: REGEX}``"""
+
+    __pydantic_config__ = _CONFIG
+    exception: ExceptionTest
+    kind = "exception"
+
+    def __post_init__(self) -> None:
+        _nonempty(self.exception, "exception", ("type", "message"))
+
+    def regexes(self) -> list[tuple[str, str]]:
+        return [(k, v) for k in ("type", "message") if (v := getattr(self.exception, k)) is not None]
+
+
+@model
+class FrameCond:
+    """``frame: {function: REGEX, file: REGEX, module: REGEX}``"""
+
+    __pydantic_config__ = _CONFIG
+    frame: FrameTest
+    kind = "frame"
+
+    def __post_init__(self) -> None:
+        _nonempty(self.frame, "frame", ("function", "file", "module"))
+
+    def regexes(self) -> list[tuple[str, str]]:
+        return [(k, v) for k in ("function", "file", "module") if (v := getattr(self.frame, k)) is not None]
+
+
+@model
+class LineCond:
+    """``line: REGEX`` or ``line: {text: REGEX, level: LEVEL, stream: REGEX}``"""
+
+    __pydantic_config__ = _CONFIG
+    line: str | LineTest
+    kind = "line"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.line, LineTest):
+            _nonempty(self.line, "line", ("text", "level", "stream"))
+
+    def regexes(self) -> list[tuple[str, str]]:
+        if isinstance(self.line, str):
+            return [("text", self.line)]
+        return [(k, v) for k in ("text", "stream") if (v := getattr(self.line, k)) is not None]
+
+
+@model
+class FactCond:
+    """``fact: {NAME: TEST}``: a comparison (``'<0.17'``, ``'>=12.0'``, ``'!=auto'``) or a
+    glob (``'fp8*'``; ``'*'`` means present)."""
+
+    __pydantic_config__ = _CONFIG
+    fact: Annotated[dict[str, str | int | float], _MinLen(1)]
+    kind = "fact"
+
+
+@model
+class AllCond:
+    """``all: [CONDITION, ...]``: every one holds."""
+
+    __pydantic_config__ = _CONFIG
+    all: Annotated[list[Condition], _MinLen(1)]
+    kind = "all"
+
+
+@model
+class AnyCond:
+    """``any: [CONDITION, ...]``: at least one holds."""
+
+    __pydantic_config__ = _CONFIG
+    any: Annotated[list[Condition], _MinLen(1)]
+    kind = "any"
+
+
+@model
+class NoneCond:
+    """``none: [CONDITION, ...]``: none holds."""
+
+    __pydantic_config__ = _CONFIG
+    none: Annotated[list[Condition], _MinLen(1)]
+    kind = "none"
+
+
+CONDITION_TYPES: dict[str, type] = {
+    "exception": ExceptionCond, "frame": FrameCond, "line": LineCond, "fact": FactCond,
+    "all": AllCond, "any": AnyCond, "none": NoneCond,
+}
+
+
+def _condition_kind(value: Any) -> str | None:
+    """Which condition a mapping is (its one key), for pydantic's discriminator."""
+    if isinstance(value, dict):
+        return next(iter(value)) if len(value) == 1 and next(iter(value)) in CONDITION_TYPES else None
+    return getattr(value, "kind", None)
+
+
+class _ConditionSchema:
+    """The discriminated union of the condition types, built when pydantic first needs it
+    (a run that uses cached rules never imports pydantic)."""
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        from typing import Annotated as A
+        from typing import Union
+
+        from pydantic import Discriminator, Tag
+
+        union = Union[tuple(A[cls, Tag(kind)] for kind, cls in CONDITION_TYPES.items())]  # noqa: UP007
+        disc = Discriminator(
+            _condition_kind,
+            custom_error_type="condition",
+            custom_error_message="a condition is a mapping with one key of " + ", ".join(CONDITION_TYPES),
+        )
+        return handler(A[union, disc])
+
+
+Condition = Annotated[Any, _ConditionSchema()]
+"""One condition: exception, frame, line, fact, or all/any/none of further conditions."""
 
 
 @model
@@ -126,14 +268,14 @@ class RemedySpec:
     commands: list[str] = field(default_factory=list)
     """Shell commands; ``{fact}`` placeholders are filled from the log."""
     fixed_in: FixedIn | None = None
-    when: dict[str, Any] | None = None
+    when: Condition | None = None
     """A condition (as in ``match``): the remedy is offered only when it holds."""
 
 
 @model
 class NoteSpec:
     __pydantic_config__ = _CONFIG
-    when: dict[str, Any]
+    when: Condition
     """A condition (same forms as in ``match``); the note is shown when it holds."""
     text: str
 
@@ -141,9 +283,12 @@ class NoteSpec:
 @model
 class MatchSpec:
     __pydantic_config__ = _CONFIG
-    all: list[dict[str, Any]] = field(default_factory=list)
-    any: list[dict[str, Any]] = field(default_factory=list)
-    none: list[dict[str, Any]] = field(default_factory=list)
+    all: list[Condition] = field(default_factory=list)
+    """Every one holds."""
+    any: list[Condition] = field(default_factory=list)
+    """At least one holds (when the list is given)."""
+    none: list[Condition] = field(default_factory=list)
+    """None holds."""
 
 
 @model
