@@ -4,7 +4,6 @@ shred everything are refused."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import zlib
 from pathlib import Path

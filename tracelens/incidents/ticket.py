@@ -7,13 +7,28 @@ excerpt of the log, so the same code serves ``ticket FILE`` and ``ticket ID``.
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import quote
 
-from tracelens.render.common import fence, important_facts, md_facts_table, md_remedies
+from tracelens.render.common import (
+    fence,
+    important_facts,
+    jira_block,
+    jira_text,
+    md_code,
+    md_facts_table,
+    md_line,
+    md_link,
+    md_remedies,
+    md_text,
+)
 
 GITHUB_URL_LIMIT = 8000
 """Stay under the length GitHub accepts for a new-issue URL."""
 TICKET_FORMATS = ("markdown", "jira", "json", "github-url")
+GITHUB_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
+"""OWNER/NAME as GitHub allows them: an owner of up to 39 letters, digits and hyphens, a name
+of up to 100 letters, digits, ``.``, ``_`` and ``-``; nothing that could add to the URL."""
 
 
 def _top(report: dict) -> dict | None:
@@ -36,63 +51,71 @@ def _env_rows(report: dict) -> list[tuple[str, str]]:
 
 
 def markdown(report: dict, excerpt: str, incident: dict | None = None, *, with_excerpt: bool = True) -> str:
+    """The ticket in Markdown; every text that came from a log is escaped (:func:`md_text`)."""
     top = _top(report)
-    out = [f"## {summary(report, incident)}", ""]
+    out = [f"## {md_line(summary(report, incident))}", ""]
     if incident:
         out += [
-            f"Incident #{incident['id']} · seen {incident['count']} time(s), first {incident['first_seen']}, "
-            f"last {incident['last_seen']} · status {incident['status']}",
+            f"Incident #{incident['id']} · seen {incident['count']} time(s), first {md_line(incident['first_seen'])}, "
+            f"last {md_line(incident['last_seen'])} · status {md_line(incident['status'])}",
             "",
         ]
     if top:
-        out += [f"**Category:** `{top['category']}` · **severity:** {top['severity']} · **rule:** `{top['rule_id']}`", ""]
-        out += ["### Root cause", "", top["root_cause"], ""]
+        out += [
+            f"**Category:** {md_code(top['category'])} · **severity:** {md_line(top['severity'])} · **rule:** {md_code(top['rule_id'])}",
+            "",
+        ]
+        out += ["### Root cause", "", md_text(top["root_cause"]), ""]
         for note in top.get("notes") or []:
-            out += [f"> {note}", ""]
+            out += [f"> {md_line(note)}", ""]
         if top.get("remedies"):
             worked = (incident or {}).get("remedy_worked")
             out += ["### Remedies", ""]
             out += md_remedies(top["remedies"], lambda r: " ✅ worked here before" if worked and worked == r["title"] else "")
             out.append("")
         if top.get("does_not_help"):
-            out += ["### Does not help", ""] + [f"- {t}" for t in top["does_not_help"]] + [""]
+            out += ["### Does not help", ""] + [f"- {md_line(t)}" for t in top["does_not_help"]] + [""]
     elif incident:
         out += ["No rule recognises this failure yet.", ""]
     if incident and incident.get("resolution_note"):
-        out += ["### Resolution", "", incident["resolution_note"], ""]
+        out += ["### Resolution", "", md_text(incident["resolution_note"]), ""]
     rows = _env_rows(report)
     if rows:
         out += ["### Environment", ""] + md_facts_table(rows) + [""]
     if with_excerpt and excerpt:
         out += ["### Log excerpt", "", fence(excerpt, "text"), ""]
     if top and top.get("references"):
-        out += ["### References", ""] + [f"- {u}" for u in top["references"]] + [""]
+        out += ["### References", ""] + [f"- {md_link(u)}" for u in top["references"]] + [""]
     out.append("_Diagnosed by tracelens._")
     return "\n".join(out) + "\n"
 
 
 def jira(report: dict, excerpt: str, incident: dict | None = None) -> str:
+    """The ticket in Jira wiki markup; text from a log is escaped (:func:`jira_text`) and
+    blocks cannot be closed from inside (:func:`jira_block`)."""
     top = _top(report)
-    out = [f"h2. {summary(report, incident)}", ""]
+    out = [f"h2. {jira_text(summary(report, incident))}", ""]
     if incident:
-        out += [f"Incident #{incident['id']}, seen {incident['count']} time(s), status {incident['status']}", ""]
+        out += [f"Incident #{incident['id']}, seen {incident['count']} time(s), status {jira_text(incident['status'])}", ""]
     if top:
-        out += [f"*Category:* {top['category']} | *severity:* {top['severity']} | *rule:* {top['rule_id']}", ""]
-        out += ["h3. Root cause", top["root_cause"], ""]
+        out += [f"*Category:* {jira_text(top['category'])} | *severity:* {jira_text(top['severity'])} | *rule:* {jira_text(top['rule_id'])}", ""]
+        out += ["h3. Root cause", jira_text(top["root_cause"]), ""]
         if top.get("remedies"):
             out.append("h3. Remedies")
             for r in top["remedies"]:
-                out.append(f"# {r['title']}")
+                out.append(f"# {jira_text(r['title'])}")
+                for step in r.get("steps") or []:
+                    out.append(f"## {jira_text(step)}")
                 if r.get("commands"):
-                    out.append("{noformat}\n" + "\n".join(r["commands"]) + "\n{noformat}")
+                    out.append(jira_block("\n".join(r["commands"])))
             out.append("")
         if top.get("does_not_help"):
-            out += ["h3. Does not help"] + [f"* {t}" for t in top["does_not_help"]] + [""]
+            out += ["h3. Does not help"] + [f"* {jira_text(t)}" for t in top["does_not_help"]] + [""]
     rows = _env_rows(report)
     if rows:
-        out += ["h3. Environment", "||fact||value||"] + [f"|{n}|{v}|" for n, v in rows] + [""]
+        out += ["h3. Environment", "||fact||value||"] + [f"|{jira_text(n)}|{jira_text(v) or ' '}|" for n, v in rows] + [""]
     if excerpt:
-        out += ["h3. Log excerpt", "{noformat}\n" + excerpt.replace("{noformat}", "{ noformat}") + "\n{noformat}"]
+        out += ["h3. Log excerpt", jira_block(excerpt)]
     return "\n".join(out) + "\n"
 
 
@@ -112,8 +135,8 @@ def as_json(report: dict, excerpt: str, incident: dict | None = None) -> str:
 def github_url(repo: str, report: dict, excerpt: str, incident: dict | None = None) -> str:
     """A new-issue URL with title and body filled, trimmed to stay under the length limit:
     first the excerpt is shortened, then dropped, then the body is cut."""
-    if repo.count("/") != 1 or not all(repo.split("/")):
-        raise ValueError(f"--repo must be OWNER/NAME, not {repo!r}")
+    if not GITHUB_REPO.fullmatch(repo):
+        raise ValueError(f"--repo must be OWNER/NAME (letters, digits, '-', and '.' or '_' in the name), not {repo[:80]!r}")
     base = f"https://github.com/{repo}/issues/new?title={quote(summary(report, incident)[:200])}&body="
     lines = excerpt.splitlines()
     while True:
@@ -127,7 +150,7 @@ def github_url(repo: str, report: dict, excerpt: str, incident: dict | None = No
         note = "\n\n_(cut to fit a URL; run tracelens locally for the full report)_"
         room = GITHUB_URL_LIMIT - len(base) - len(quote(note))
         cut = body
-        while len(quote(cut)) > room:
+        while cut and len(quote(cut)) > room:
             cut = cut[: int(len(cut) * 0.9)]
         return base + quote(cut + note)
 

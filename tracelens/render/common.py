@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tracelens.models import Report
 
 IMPORTANT_FACTS = (
@@ -24,6 +26,80 @@ def summary_line(report: Report) -> str:
     )
 
 
+# --- escaping log text for each markup -------------------------------------------------------
+# Text from a log (messages, titles of failures no rule knows, paths, fact values) is data: in
+# every sink it must read as the characters it is, never as markup.
+
+_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
+_MD_LINE_START = re.compile(r"^(\s*)([-=>+]|\d+[.)])", re.MULTILINE)
+_MENTION = re.compile(r"@(?=\w)")
+
+
+def md_text(text: str) -> str:
+    """Log text as literal Markdown (a heading, a list item, a paragraph): emphasis, links,
+    images, HTML, table pipes and line-start markers escaped; ``@name`` mentions defused with
+    a zero-width space.
+
+    >>> print(md_text("[click](http://x) ![i](y) **b**"))
+    \\[click\\]\\(http://x\\) \\!\\[i\\]\\(y\\) \\*\\*b\\*\\*
+    """
+    text = _MD_SPECIAL.sub(r"\\\1", str(text))
+    text = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
+    return _MENTION.sub("@\u200b", text)
+
+
+def md_line(text: str) -> str:
+    """:func:`md_text` on one line (a heading or a table cell cannot hold a line break)."""
+    return md_text(" ".join(str(text).splitlines()))
+
+
+def md_code(text: str) -> str:
+    """Inline code that holds any text: the backtick run is longer than any inside it, and a
+    pipe is escaped so the cell of a table stays whole.
+
+    >>> print(md_code("a`b"), md_code("x|y"))
+    ``a`b`` `x\\|y`
+    """
+    text = " ".join(str(text).splitlines()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+_JIRA_SPECIAL = re.compile(r"([\\{}\[\]*_+^~!|#?\-])")
+_JIRA_MACRO = re.compile(r"\{(noformat|code|quote|panel|color|html)", re.IGNORECASE)
+
+
+def jira_text(text: str) -> str:
+    """Log text as literal Jira wiki markup: macros (``{color}``, ``{noformat}``), links,
+    images, tables, emphasis and list markers escaped; one line.
+
+    >>> print(jira_text("[x|http://e] !img.png! {color:red}"))
+    \\[x\\|http://e\\] \\!img.png\\! \\{color:red\\}
+    """
+    return _JIRA_SPECIAL.sub(r"\\\1", " ".join(str(text).splitlines()))
+
+
+def jira_block(text: str) -> str:
+    """Text in a ``{noformat}`` block that no line inside can end or turn into another macro."""
+    return "{noformat}\n" + _JIRA_MACRO.sub(r"{ \1", str(text)) + "\n{noformat}"
+
+
+def jira_link(url: str) -> str:
+    """A reference: a plain http(s) URL as it is (Jira links it), anything else escaped."""
+    if re.fullmatch(r"https?://[^\s\[\]|{}!]+", url):
+        return url
+    return jira_text(url)
+
+
+def md_link(url: str) -> str:
+    """A reference: an autolink when it is a plain http(s) URL, literal text otherwise."""
+    if re.fullmatch(r"https?://[^\s<>`]+", url):
+        return f"<{url}>"
+    return md_line(url)
+
+
 def fence(text: str, lang: str = "") -> str:
     """A Markdown code fence that survives backticks inside the text."""
     longest = run = 0
@@ -39,9 +115,9 @@ def md_remedies(remedies: list[dict], mark=lambda remedy: "") -> list[str]:
     ``mark(remedy)`` adds text after a title."""
     out: list[str] = []
     for k, r in enumerate(remedies, 1):
-        out.append(f"{k}. {r['title']}{mark(r)}")
+        out.append(f"{k}. {md_line(r['title'])}{mark(r)}")
         for s in r.get("steps") or []:
-            out.append(f"   - {s}")
+            out.append(f"   - {md_line(s)}")
         if r.get("commands"):
             out += ["", "   " + fence("\n".join(r["commands"]), "sh").replace("\n", "\n   ")]
     return out
@@ -53,9 +129,8 @@ def important_facts(facts: dict[str, str]) -> list[tuple[str, str]]:
 
 
 def md_facts_table(rows: list[tuple[str, str]]) -> list[str]:
-    """The facts that matter as a Markdown table (pipes in values escaped)."""
+    """The facts that matter as a Markdown table (each value inline code that holds any text)."""
     if not rows:
         return []
-    cells = [(n, str(v).replace("|", "\\|")) for n, v in rows]
-    return ["| fact | value |", "|---|---|"] + [f"| {n} | `{v}` |" for n, v in cells]
+    return ["| fact | value |", "|---|---|"] + [f"| {md_line(n)} | {md_code(v)} |" for n, v in rows]
 

@@ -6,28 +6,32 @@ from tracelens.models import Report, to_dict
 from tracelens.render.common import (
     fence,
     important_facts,
+    md_code,
     md_facts_table,
+    md_line,
+    md_link,
     md_remedies,
+    md_text,
     summary_line,
 )
 
 
 def render_markdown(report: Report) -> str:
-    out = [f"## tracelens: {report.source}", "", summary_line(report), ""]
+    out = [f"## tracelens: {md_line(report.source)}", "", md_text(summary_line(report)), ""]
     if not report.diagnoses:
         out.append("**No known failure matched.**")
     for k, d in enumerate(report.diagnoses, 1):
         kind = "symptom" if d.secondary else "root cause"
         out += [
-            f"### {k}. {d.title}",
+            f"### {k}. {md_line(d.title)}",
             "",
-            f"`{d.category}` · {d.severity} · {kind} · confidence {d.confidence:.2f} · rule `{d.rule_id}`",
+            f"{md_code(d.category)} · {d.severity} · {kind} · confidence {d.confidence:.2f} · rule {md_code(d.rule_id)}",
             "",
-            f"**Root cause.** {d.root_cause}",
+            f"**Root cause.** {md_text(d.root_cause)}",
             "",
         ]
         for note in d.notes:
-            out += [f"> {note}", ""]
+            out += [f"> {md_line(note)}", ""]
         if d.evidence:
             out += ["**Evidence**", "", fence("\n".join(f"{e.line}: {e.text}" for e in d.evidence)), ""]
         if d.remedies:
@@ -35,9 +39,9 @@ def render_markdown(report: Report) -> str:
             out += md_remedies([to_dict(r) for r in d.remedies], lambda r: " *(already in place)*" if r["already_applied"] else "")
             out.append("")
         if d.does_not_help:
-            out += ["**Does not help**", ""] + [f"- {t}" for t in d.does_not_help] + [""]
+            out += ["**Does not help**", ""] + [f"- {md_line(t)}" for t in d.does_not_help] + [""]
         if d.references:
-            out += ["**References**", ""] + [f"- <{r}>" for r in d.references] + [""]
+            out += ["**References**", ""] + [f"- {md_link(r)}" for r in d.references] + [""]
     facts = important_facts(report.facts)
     if facts:
         out += ["### Environment", ""] + md_facts_table(facts)

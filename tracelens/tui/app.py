@@ -33,6 +33,12 @@ class TracelensApp(App):
 
     # services shared by the screens -----------------------------------------------------------
 
+    def notify(self, message: str, *, title: str = "", severity="information", timeout=None, markup: bool = False) -> None:
+        """A toast, always plain text: toasts quote log text (a model path, a command, a file
+        name), and log text is never markup (``[/]`` would crash the app, ``[@click=...]``
+        would become an action). Screens' ``notify`` comes here too."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+
     @property
     def rules(self):
         if self._rules is None:

@@ -1,0 +1,150 @@
+"""Log text is data in every sink: Textual toasts, Markdown (headings, inline code, links,
+tables) and Jira ({noformat}, links, images, colour, tables) show it as the characters it is."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+from markdown_it import MarkdownIt
+from textual.widgets import ListView
+from tui_fixtures import seed_report
+
+from tracelens.cli import main
+from tracelens.engine import diagnose
+from tracelens.incidents.ticket import render_ticket
+from tracelens.render import render
+from tracelens.render.jsonout import report_dict
+from tracelens.tui import make_app
+
+HOSTILE = [
+    "[/]",
+    "[@click=app.quit]quit[/]",
+    "[b]bold[/b] [link=https://evil.example]x[/link]",
+    "[x](https://evil.example) ![i](https://evil.example/p.png) <img src=x> @everyone",
+    "`code` ``` **b** _i_ # h | pipe",
+    "{noformat} {code} {color:red}red{color} [x|https://evil.example] !https://evil.example/p.png! {NOFORMAT}",
+    "a\n# heading\n- item\n> quote",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_copied_toast_shows_log_text_literally(tmp_path, text):
+    seen = {}
+
+    async def go():
+        app = make_app(db_path=tmp_path / "none.db", report=seed_report())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            screen.query_one("#remedies", ListView).index = 0
+            screen.commands[0] = f"vllm serve /models/{text}"
+            await pilot.press("c")
+            await pilot.pause()
+            seen["toasts"] = [(n.message, n.markup) for n in app._notifications]
+            seen["running"] = app.is_running
+
+    asyncio.run(go())
+    assert seen["running"]
+    assert (f"copied: vllm serve /models/{text}"[:68], False) in seen["toasts"]
+
+
+def _hostile_report(text: str) -> dict:
+    data = report_dict(seed_report())
+    data.pop("document", None)
+    top = data["diagnoses"][0]
+    top["title"] = f"Unrecognized failure: {text}"
+    top["root_cause"] = f"It failed: {text}"
+    top["notes"] = [text]
+    top["remedies"][0]["title"] = text
+    top["remedies"][0]["steps"] = [text]
+    top["remedies"][0]["commands"] = [f"vllm serve {text}"]
+    top["does_not_help"] = [text]
+    data["facts"] = {"model": text, "model_path": f"/m/{text}", "vllm_version": "0.8.5"}
+    return data
+
+
+def _incident(text: str) -> dict:
+    return {"id": 7, "title": text, "count": 2, "first_seen": "2025-01-01", "last_seen": "2025-01-02",
+            "status": "open", "resolution_note": text, "fingerprint": "f"}
+
+
+def _html(markdown: str) -> str:
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+@pytest.mark.parametrize("with_incident", [False, True])
+def test_markdown_ticket_renders_log_text_literally(text, with_incident):
+    md = render_ticket("markdown", _hostile_report(text), f"1: {text}", _incident(text) if with_incident else None)
+    html = _html(md)
+    assert "evil.example" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html))
+    assert "<img" not in html and "<strong>b" not in html and "<em>i" not in html
+    prose = re.sub(r"<pre>.*?</pre>|<code>.*?</code>", "", html, flags=re.DOTALL)
+    assert "@everyone" not in prose  # mentions defused (code is shown as is)
+    # every fact value is one whole inline code span in its table cell
+    cells = re.findall(r"<td><code>(.*?)</code></td>", html)
+    assert len(cells) == 3 and all("</code>" not in c for c in cells)
+    assert html.count("<h2>") == 1 and "<h1>" not in html
+
+
+def _jira_outside_blocks(text: str) -> tuple[list[str], list[str]]:
+    """(lines outside {noformat} blocks, the blocks' contents)."""
+    outside, blocks, inside, current = [], [], False, []
+    for line in text.splitlines():
+        if line == "{noformat}":
+            if inside:
+                blocks.append("\n".join(current))
+                current = []
+            inside = not inside
+            continue
+        (current if inside else outside).append(line)
+    assert not inside, "a {noformat} block is left open"
+    return outside, blocks
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_jira_ticket_renders_log_text_literally(text):
+    jira = render_ticket("jira", _hostile_report(text), f"1: {text}", _incident(text))
+    outside, blocks = _jira_outside_blocks(jira)
+    for block in blocks:
+        assert not re.search(r"\{(noformat|code)", block, re.IGNORECASE)
+    for line in outside:
+        bare = re.sub(r"\\.", "", line)  # escaped characters are literal
+        assert not re.search(r"[\[\]{}!]", bare), line
+        if line.startswith("|") and not line.startswith("||"):
+            assert bare.count("|") == 3, line  # a fact row: two cells
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "jira"])
+@pytest.mark.parametrize("text", HOSTILE[3:6])
+def test_diagnose_markup_formats_escape_an_unrecognized_title(fmt, text):
+    log = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/app/tl_fixture/run.py", line 3, in go',
+        "    step()",
+        f"RuntimeError: {' '.join(text.split())}",
+    ]) + "\n"
+    out = render(diagnose(log), fmt)
+    if fmt == "markdown":
+        html = _html(out)
+        assert "evil.example" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html)) and "<img" not in html
+    else:
+        outside, _ = _jira_outside_blocks(out)
+        assert all(not re.search(r"(?<!\\)[\[!]|(?<!\\)\{(?!\{)", re.sub(r"\{\{|\}\}", "", line)) for line in outside)
+
+
+def test_ticket_from_a_log_with_a_hostile_message_is_literal(tmp_path, capsys):
+    log = tmp_path / "x.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/app/tl_fixture/run.py", line 3, in go\n'
+        "    step()\n"
+        "RuntimeError: see [docs](https://evil.example) ![p](https://evil.example/p.png) @everyone `x\n"
+    )
+    assert main(["ticket", str(log), "--format", "markdown"]) == 0
+    md = capsys.readouterr().out
+    html = _html(md)
+    assert "evil.example" in md and "<img" not in html and 'href="https://evil.example"' not in html
+    assert "@everyone" not in re.sub(r"<pre>.*?</pre>|<code>.*?</code>", "", html, flags=re.DOTALL)
