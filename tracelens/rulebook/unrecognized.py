@@ -45,6 +45,20 @@ _BY_TYPE = (
     (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
 )
 _TENSOR = re.compile(r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors)\b", re.I)
+# words of the message (and the raising module) that say which kind of failure it is
+_BY_WORDS = (
+    (re.compile(r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED", re.I), "gpu-oom"),
+    (re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I), "nccl-error"),
+    (re.compile(r"No module named|cannot import name|is not installed|requires the \w+ library|undefined symbol", re.I), "dependency-missing"),
+    (re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I), "tokenizer-error"),
+    (re.compile(r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin", re.I), "quantization-unsupported"),
+    (re.compile(r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I), "attention-backend-unsupported"),
+    (re.compile(r"KV cache|kv_cache|cache blocks|num_gpu_blocks", re.I), "kv-cache-insufficient"),
+    (re.compile(r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph", re.I), "compile-failure"),
+    (re.compile(r"\bCUDA\b|cuda(?:Error|Malloc|Memcpy)|device-side assert|illegal memory", re.I), "gpu-kernel-fault"),
+    (re.compile(r"safetensors|state_dict|checkpoint|No space left|corrupt", re.I), "disk-or-file-corrupt"),
+    (re.compile(r"not supported|unsupported|must be|should be|invalid|expected .* got|not divisible|exceeds?", re.I), "config-invalid"),
+)
 
 # where to search for a failure raised in a package
 _TRACKER = {
@@ -82,8 +96,13 @@ def guess_category(origin: Origin) -> str:
     for rx, cat in _BY_TYPE:
         if rx.search(origin.type) or (cat == "gpu-oom" and rx.search(origin.message[:300])):
             return cat
-    if _TENSOR.search(origin.message[:300]) and origin.type in ("RuntimeError", "ValueError", "AssertionError"):
+    head = origin.message[:300] if origin.type else origin.text[:300]
+    if _TENSOR.search(head) and origin.type in ("RuntimeError", "ValueError", "AssertionError"):
         return "tensor-mismatch"
+    module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
+    for rx, cat in _BY_WORDS:
+        if rx.search(head) or (cat in ("compile-failure", "nccl-error", "tokenizer-error") and rx.search(module)):
+            return cat
     return "unrecognized"
 
 
