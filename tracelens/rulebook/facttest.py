@@ -39,6 +39,12 @@ def parse_fact_test(test: str, where: str = "fact") -> Callable[[str], bool]:
         spec = SpecifierSet(test.replace(" ", ""), prereleases=True)
     except InvalidSpecifier:
         spec = None
+    if spec is None:
+        # without a version on the right, only numbers can be ordered; an ordering against
+        # anything else (">=not.a.version") is false for every value
+        for op, v in parsed:
+            if op not in ("==", "!=") and _number(v) is None:
+                raise ValueError(f"{where}: {test!r} can never match: {v!r} is neither a version nor a number")
 
     def check(value: str) -> bool:
         num = _number(value)

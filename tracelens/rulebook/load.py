@@ -13,12 +13,32 @@ from typing import Any
 from tracelens.rulebook.model import Rule, RuleError, validate_rule
 
 
+@lru_cache(maxsize=1)
 def _yaml():
-    """PyYAML and its fastest safe loader, imported only when a rule file must be read (the
-    validated rules are cached)."""
+    """PyYAML and its fastest safe loader, refusing duplicate keys, imported only when a rule
+    file must be read (the validated rules are cached)."""
     import yaml
 
-    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class UniqueKeyLoader(base):  # type: ignore[misc, valid-type]
+        """A mapping that names a key twice is an error (YAML keeps the last one silently)."""
+
+        def construct_mapping(self, node, deep=False):
+            seen: dict = {}
+            for key_node, _value in node.value:
+                try:
+                    key = self.construct_object(key_node, deep=True)
+                    first = seen.setdefault(key, key_node.start_mark.line + 1)
+                except TypeError:  # an unhashable key: the constructor below reports it
+                    continue
+                if first != key_node.start_mark.line + 1:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {key!r} (first on line {first})", key_node.start_mark
+                    )
+            return super().construct_mapping(node, deep)
+
+    return yaml, UniqueKeyLoader
 
 
 class LoadedRule:
@@ -146,12 +166,38 @@ def load_rule_file(path: Path, root: Path) -> Rule:
 
 
 def rule_dirs(extra: list[str] | tuple[str, ...] = ()) -> list[Path]:
-    """The shipped rules, then ``TRACELENS_RULES`` (path-separated), then ``--rules`` dirs."""
+    """The shipped rules, then ``TRACELENS_RULES`` (path-separated), then ``--rules`` dirs;
+    a folder named twice counts once."""
     dirs = [shipped_rules_dir()]
     env = os.environ.get("TRACELENS_RULES", "")
     dirs += [Path(p) for p in env.split(os.pathsep) if p]
     dirs += [Path(p) for p in extra]
-    return dirs
+    return _distinct(dirs)
+
+
+def _distinct(dirs: list[Path]) -> list[Path]:
+    out: list[Path] = []
+    seen: set[str] = set()
+    for d in dirs:
+        try:
+            key = str(d.resolve())
+        except OSError:
+            key = str(d)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
+    return out
+
+
+def _duplicate_error(new: LoadedRule, old: LoadedRule) -> RuleError | None:
+    """A rule whose id a rule of an earlier folder has: an error unless it says
+    ``replaces: true`` (a user's rule never shadows a shipped one by accident)."""
+    if new.rule.replaces:
+        return None
+    return RuleError(
+        str(new.path), None, "id",
+        f"{new.id!r} is also the id of {old.path}; rename the rule, or add 'replaces: true' to replace that one",
+    )
 
 
 def rule_files(root: Path) -> list[Path]:
@@ -195,7 +241,8 @@ def examples_of(path: Path) -> list[Path]:
 
 
 class RuleSet:
-    """Loaded, compiled rules. Later directories override earlier ones by id."""
+    """Loaded, compiled rules. A rule of a later directory replaces one of an earlier directory
+    with the same id only when it says ``replaces: true``."""
 
     def __init__(self, rules: list[LoadedRule], errors: list[RuleError] | None = None):
         from tracelens.rulebook.prefilter import Prefilter
@@ -275,10 +322,21 @@ class _Cache:
 def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = True) -> RuleSet:
     """Load every rule under ``dirs``. With ``strict``, the first broken file raises
     :class:`RuleError`; otherwise errors are collected on the RuleSet."""
-    dirs = dirs if dirs is not None else rule_dirs()
+    dirs = _distinct(dirs) if dirs is not None else rule_dirs()
     by_id: dict[str, LoadedRule] = {}
     errors: list[RuleError] = []
     store = _Cache(_cache_path(dirs) if cache else None)
+
+    def add(lr: LoadedRule) -> None:
+        old = by_id.get(lr.id)
+        err = _duplicate_error(lr, old) if old is not None else None
+        if err is not None:
+            if strict:
+                raise err
+            errors.append(err)
+            return  # the earlier rule stays
+        by_id[lr.id] = lr
+
     for root in dirs:
         if not root.is_dir():
             err = RuleError(str(root), None, "", "rules directory not found")
@@ -290,7 +348,7 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = T
             hit = store.get(name, st)
             if hit is not None:
                 rule_id, needs, reports, blob = hit
-                by_id[rule_id] = LoadedRule(Path(name), rule_id=rule_id, needs=needs, reports=reports, blob=blob)
+                add(LoadedRule(Path(name), rule_id=rule_id, needs=needs, reports=reports, blob=blob))
                 continue
             try:
                 rule = load_rule_file(Path(name), root)
@@ -300,7 +358,7 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = T
                 errors.append(err)
                 continue
             store.put(name, st, rule)
-            by_id[rule.id] = LoadedRule(Path(name), rule)
+            add(LoadedRule(Path(name), rule))
     store.save()
     return RuleSet(list(by_id.values()), errors)
 

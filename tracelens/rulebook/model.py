@@ -305,6 +305,9 @@ class Rule:
     secondary: bool = False
     """A symptom (engine died, worker died, RPC timeout): any primary cause outranks it."""
     status: Literal["stable", "experimental", "deprecated"] = "stable"
+    replaces: bool = False
+    """This rule deliberately takes the place of a rule with the same id in an earlier rules
+    folder (a shipped one); without it, two rules with one id are an error."""
     needs: list[str | list[str]] = field(default_factory=list)
     """Literals that must all occur in the log for the rule to be evaluated; an item that is a
     list is satisfied by any one of its literals."""
@@ -332,6 +335,10 @@ def _semantic_errors(rule: Rule):
     m = rule.match
     if not m.all and not m.any:
         return ("match",), "needs at least one condition under 'all' or 'any'"
+    for k, need in enumerate(rule.needs):
+        options = need if isinstance(need, list) else [need]
+        if not options or any(not str(o).strip() for o in options):
+            return ("needs", k), "an empty literal is in every log: it cannot narrow which logs the rule reads"
     for kind in ("all", "any", "none"):
         for k, cond in enumerate(getattr(m, kind)):
             try:
