@@ -115,3 +115,27 @@ def test_facts_come_from_the_run_that_failed():
     assert rep.facts["vllm_version"] == "0.16.0" and rep.facts["tensor_parallel_size"] == "4"
     # one run only: the earliest, highest-priority statement as before
     assert diagnose(first.encode() + NOVEL).facts["vllm_version"] == "0.11.0"
+
+
+SHUTDOWN_NOISE = b"""Processed prompts: 100%|##########| 500/500 [00:50<00:00, 9.80it/s]
+wrote 500 generations to out/gen.jsonl
+Exception in thread Thread-2:
+Fatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stderr>'> at interpreter shutdown, possibly due to daemon threads
+Python runtime state: finalizing (tstate=0x00000000009c89d0)
+
+Current thread 0x00007faec6b2c740 (most recent call first):
+  <no Python frame>
+"""
+
+
+def test_the_interpreter_complaining_at_shutdown_is_not_a_failure():
+    rep = diagnose(SHUTDOWN_NOISE)
+    assert rep.verdict != "failed", [(d.rule_id, d.severity) for d in rep.diagnoses]
+
+
+def test_workers_stopped_with_sigterm_after_a_finished_run_are_not_a_failure():
+    log = b"""Processed prompts: 100%|##########| 500/500 [00:50<00:00, 9.80it/s]
+ERROR 06-14 11:05:01 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 90212 died, exit code: -15
+INFO 06-14 11:05:01 multiproc_worker_utils.py:123] Killing local vLLM worker processes
+"""
+    assert diagnose(log).verdict != "failed"

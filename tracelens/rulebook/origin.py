@@ -34,6 +34,8 @@ _HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
 _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
 _QUOTES_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException")
+# CPython's own complaint while it tears the interpreter down after the program ended
+_AT_SHUTDOWN = re.compile(r"\bat interpreter shutdown\b|\bduring interpreter shutdown\b|Python runtime state: finalizing")
 # what a server raises to refuse a bad request
 _VALIDATION_TYPES = re.compile(r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError)$")
 # pydantic's first line only counts the errors; the next lines say what is wrong
@@ -190,6 +192,8 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
             exc = seg.exception
             if exc is None or not exc.type or _TEARDOWN.search(exc.type):
                 continue
+            if _AT_SHUTDOWN.search(f"{exc.type}: {exc.message[:400]}"):
+                continue  # the interpreter complaining while it tears down after the program ended
             if wrappers.exception(exc) or (exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])):
                 continue  # the failure above (or the traceback it quotes) is the one it reports
             if not exc.message.strip() and _wrapper_follows(doc, pos, owner.end_line, wrappers):
@@ -227,7 +231,7 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
             break  # the first qualifying exception of a chain is its origin
     starts = {(tb.stream, tb.start_line): tb for tb in doc.tracebacks}
     for err in doc.errors:
-        if err.kind == "level" or err.kind in _WRAPPER_KINDS:
+        if err.kind == "level" or err.kind in _WRAPPER_KINDS or _AT_SHUTDOWN.search(err.text):
             continue
         if (err.level or "") in _HANDLED_LEVELS:
             continue

@@ -51,7 +51,7 @@ _BY_WORDS = (
     (re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I), "nccl-error"),
     (re.compile(r"No module named|cannot import name|is not installed|requires the \w+ library|undefined symbol", re.I), "dependency-missing"),
     (re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I), "tokenizer-error"),
-    (re.compile(r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin", re.I), "quantization-unsupported"),
+    (re.compile(r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?", re.I), "quantization-unsupported"),
     (re.compile(r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I), "attention-backend-unsupported"),
     (re.compile(r"KV cache|kv_cache|cache blocks|num_gpu_blocks", re.I), "kv-cache-insufficient"),
     (re.compile(r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph", re.I), "compile-failure"),
