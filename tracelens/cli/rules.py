@@ -7,7 +7,15 @@ from pathlib import Path
 
 import click
 
-from tracelens.cli.app import DIRECTORY, Failure, HelpGroup, _load_rules, did_you_mean, echo, rules_option
+from tracelens.cli.app import (
+    DIRECTORY,
+    Failure,
+    HelpGroup,
+    _load_rules,
+    did_you_mean,
+    echo,
+    rules_option,
+)
 from tracelens.rulebook.origin import Wrappers
 
 

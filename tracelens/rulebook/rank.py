@@ -7,7 +7,6 @@ Ranking: a primary cause outranks a secondary symptom; a rule whose conditions s
 from __future__ import annotations
 
 import re
-
 from dataclasses import replace
 
 from tracelens.models import Diagnosis, Document, Evidence, Fact, Remedy
