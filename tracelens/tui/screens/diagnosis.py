@@ -211,7 +211,7 @@ class DiagnosisScreen(Screen):
                 seg_node = node
             group: list = []
 
-            def flush() -> None:
+            def flush(group: list = group, seg_node=seg_node) -> None:
                 if group:
                     lib = seg_node.add(Text(f"{len(group)} library/plumbing frame(s)", style="dim"), expand=False)
                     for f in group:
