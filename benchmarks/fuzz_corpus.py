@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mutations import from_seed  # noqa: E402
+from mutations import from_seed
 
 
 def _run(data: bytes) -> None:
@@ -54,7 +54,7 @@ def _worker(conn: Connection) -> None:
         error = None
         try:
             _run(data)
-        except Exception as exc:  # a crash is what this run looks for
+        except Exception as exc:  # noqa: BLE001  (a crash is what this run looks for)
             where = traceback.extract_tb(exc.__traceback__)[-1]
             error = f"{type(exc).__name__}: {str(exc)[:200]} ({Path(where.filename).name}:{where.lineno})"
         conn.send((seed, log, applied, len(data), time.perf_counter() - t0, error))

@@ -18,8 +18,8 @@ CRASH = b"RuntimeError: CUDA error: an illegal memory access was encountered\n"
 
 @pytest.fixture()
 def small_cap(monkeypatch):
-    monkeypatch.setattr(scan, "STREAM_LIMIT", 4 << 20)
-    monkeypatch.setattr(scan, "FIFO_WAIT", 0.3)
+    monkeypatch.setattr(scan, "STREAM_LIMIT", 4 << 20, raising=False)
+    monkeypatch.setattr(scan, "FIFO_WAIT", 0.3, raising=False)
 
 
 @pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
@@ -69,7 +69,7 @@ def test_a_fifo_with_a_writer_is_read(tmp_path, small_cap):
 def test_a_terminal_is_refused_in_one_line():
     main, sub = os.openpty()
     try:
-        with pytest.raises(InputError, match="is a terminal"):
+        with guard(10), pytest.raises(InputError, match="is a terminal"):
             read_path(os.ttyname(sub))
     finally:
         os.close(main)
