@@ -17,6 +17,9 @@ from tracelens.models import Diagnosis, Document, Evidence, Remedy
 from tracelens.rulebook.origin import Failures, Origin
 
 RULE_ID = "unrecognized"
+_SAY_RESEMBLES = 70.0
+"""Score from which the nearest known failure is named in a note (its category is taken from
+the lower threshold on; below this the remedies still list it among the nearest)."""
 _ERROR_LEVEL = {"error", "fatal"}
 
 # What an unrecognized failure most likely is, by its kind or exception type, when no known
@@ -143,7 +146,7 @@ def unrecognized(origin: Origin, near: list, threshold: float, log_file: str) ->
     full = origin.message if origin.type else origin.text
     if "\n" in full.strip():
         notes.append("The whole message: " + " ⏎ ".join(line.strip() for line in full.strip().splitlines()[:12]))
-    if close is not None:
+    if close is not None and close.score >= _SAY_RESEMBLES:
         notes.append(
             f"It resembles {close.rule_id} ({close.score:.0f} %), a known failure of category "
             f"{close.category}: read that rule (`tracelens explain {close.rule_id}`) to see whether it applies."
