@@ -103,6 +103,16 @@ def promote() -> None:
         path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
         for p in (log, path):
             subprocess.run(["git", "mv", str(p), str(CORPUS / "incidents" / p.name)], check=True, cwd=ROOT)
+    # incidents that expected an unrecognized failure and that a rule now diagnoses
+    for log in corpus_logs():
+        path = expect_path(log)
+        data = yaml.safe_load(path.read_text()) or {}
+        if data.get("top_rule") != "unrecognized" or "unrecognized" in data:
+            continue
+        diags = report(parse_path(str(log))).diagnoses
+        if diags and diags[0].rule_id != "unrecognized" and not diags[0].secondary:
+            print(f"{log.relative_to(CORPUS)}: now {diags[0].rule_id} ({diags[0].category})")
+            path.write_text(path.read_text().replace("top_rule: unrecognized", f"top_rule: {diags[0].rule_id}"))
 
 
 if __name__ == "__main__":
