@@ -38,7 +38,8 @@ def render_document_text(doc: Document) -> str:
     out += ["", f"Tracebacks ({len(doc.tracebacks)}):"]
     for tb in doc.tracebacks:
         out += _tb_lines(tb)
-    out += ["", f"Error lines ({len(doc.errors)}):"]
+    failures = sum(1 for e in doc.errors if e.kind not in ("level", "exception"))
+    out += ["", f"Failure and error lines ({len(doc.errors)}; {failures} failure line(s) of a known shape):"]
     for e in doc.errors[:50]:
         out.append(f"  line {e.line} [{e.kind}] {e.text[:200]}")
     if len(doc.errors) > 50:
