@@ -21,7 +21,8 @@ from tracelens.engine import parse_path
 from tracelens.rulebook.load import default_rules
 from tracelens.rulebook.nearest import index, nearest
 from tracelens.rulebook.origin import Wrappers, find_origin
-from tracelens.rulebook.unrecognized import guess_category
+from tracelens.rulebook.nearest import THRESHOLD
+from tracelens.rulebook.unrecognized import choose_category, guess_category
 
 
 def labelled(folder: Path):
@@ -52,7 +53,8 @@ def main(folders: list[str]) -> None:
                 continue
             near = nearest(origin, entries, limit=1)
             top = near[0] if near else None
-            rows.append((log.name, cat, top.category if top else None, top.score if top else 0.0, guess_category(origin)))
+            chosen, _ = choose_category(origin, near, THRESHOLD)
+            rows.append((log.name, cat, top.category if top else None, top.score if top else 0.0, guess_category(origin), chosen))
     n = len(rows)
     print(f"{n} labelled failing logs, {sum(1 for r in rows if r[3] < 0)} without an originating failure found")
     print("threshold  take-nearest  right  wrong  | fallback right (rest)  | all right")
@@ -62,6 +64,8 @@ def main(folders: list[str]) -> None:
         rest = [r for r in rows if not (r[2] and r[3] >= t)]
         fb = sum(1 for r in rest if r[4] == r[1])
         print(f"{t:>9}  {len(took):>12}  {right:>5}  {len(took) - right:>5}  | {fb:>5} of {len(rest):<14}  | {right + fb}/{n}")
+    shipped = sum(1 for r in rows if len(r) > 5 and r[5] == r[1])
+    print(f"as shipped (the nearest from {THRESHOLD:g}, else the guess by kind and words): {shipped}/{n} right")
     if "-v" in sys.argv:
         for r in rows:
             print(r)

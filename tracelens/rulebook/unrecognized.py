@@ -41,6 +41,7 @@ _BY_KIND = {
 _BY_TYPE = (
     (re.compile(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
     (re.compile(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
+    (re.compile(r"(?:^|\.)MemoryError$"), "host-oom"),
     (re.compile(r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound"), "model-access"),
     (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
     (re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"), "compile-failure"),
@@ -50,6 +51,7 @@ _BY_TYPE = (
 _TENSOR = re.compile(r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors)\b", re.I)
 # words of the message (and the raising module) that say which kind of failure it is
 _BY_WORDS = (
+    (re.compile(r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError", re.I), "host-oom"),
     (re.compile(r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED", re.I), "gpu-oom"),
     (re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I), "nccl-error"),
     (re.compile(r"No module named|cannot import name|is not installed|requires the \w+ library|undefined symbol", re.I), "dependency-missing"),
@@ -109,6 +111,16 @@ def guess_category(origin: Origin) -> str:
     return "unrecognized"
 
 
+def choose_category(origin: Origin, near: list, threshold: float) -> tuple[str, object | None]:
+    """(category, the nearest known failure it came from or None): the nearest known failure's
+    when it resembles it enough, else what the failure's kind and words say. (Trying the words
+    before a loose resemblance was measured too: right for 52 of 93 labelled logs against 55.)"""
+    best = near[0] if near else None
+    if best is not None and best.score >= threshold:
+        return best.category, best
+    return guess_category(origin), None
+
+
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -131,8 +143,7 @@ def unrecognized(origin: Origin, near: list, threshold: float, log_file: str) ->
     from tracelens.rulebook.nearest import package_of
 
     package = package_of(origin)
-    close = near[0] if near and near[0].score >= threshold else None
-    category = close.category if close is not None else guess_category(origin)
+    category, close = choose_category(origin, near, threshold)
     where = ""
     if origin.frame is not None and origin.frame.function:
         where = f", raised in {origin.frame.function} ({origin.frame.file}, line {origin.frame.lineno})"
