@@ -12,7 +12,7 @@ PKG = Path(__file__).resolve().parent.parent / "tracelens"
 
 # lowest first; a module may import from its own layer or any layer below it
 LAYERS = [
-    ("tracelens.paths", "tracelens.regex", "tracelens.models"),
+    ("tracelens.paths", "tracelens.regex", "tracelens.models", "tracelens.keyvalues"),
     ("tracelens.facts",),
     ("tracelens.read",),
     ("tracelens.parse",),

@@ -101,3 +101,22 @@ def test_large_cr_only_log_numbers_its_lines(tmp_path, small_limits):
         (5002, '  File "a.py", line 1, in f'),
         (5003, "ValueError: bad"),
     ]
+
+
+def test_a_large_log_keeps_facts_only_a_pip_line_states(tmp_path, small_limits):
+    # the scanner looks for the fact extractors' own triggers: no second list to drift
+    log = tmp_path / "big.log"
+    big_log(log, b"Successfully installed torch==2.5.1 triton==3.1.0 vllm==0.6.3\n"
+                 b"RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    doc = parse_path(str(log))
+    assert not doc.full_parse
+    facts = {name: f.value for name, f in doc.fact_map().items()}
+    assert (facts.get("torch_version"), facts.get("triton_version")) == ("2.5.1", "3.1.0")
+
+
+def test_every_scanned_fact_trigger_is_found_by_the_scanner():
+    from tracelens.facts import EXTRACTORS
+
+    for ex in EXTRACTORS:
+        if ex.scan:
+            assert scan._TRIGGERS.search(ex.trigger.encode()), ex.trigger

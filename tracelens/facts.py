@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from tracelens.keyvalues import kv_pairs as _kv_pairs
 from tracelens.models import Fact, Record
 from tracelens.regex import compile_regex
 
@@ -35,6 +36,10 @@ class Extractor:
     name: str | None = None
     """Fact name for group ``v``; ``None`` when every named group is a fact."""
     priority: int = 0
+    scan: bool = True
+    """Whether the large-log scanner looks for the trigger (False for literals so common that
+    windows around them would be most of the log: package names in every frame path, NCCL INFO
+    lines); such facts are read where other windows already are."""
 
     @property
     def pattern(self) -> Any:
@@ -42,8 +47,8 @@ class Extractor:
         return compile_regex(self.source)
 
 
-def _x(trigger: str, pattern: str, name: str | None = None, priority: int = 0) -> Extractor:
-    return Extractor(trigger, pattern, name, priority)
+def _x(trigger: str, pattern: str, name: str | None = None, priority: int = 0, scan: bool = True) -> Extractor:
+    return Extractor(trigger, pattern, name, priority, scan)
 
 
 # a version; a dot counts only when more of the version follows it ("found vllm==0.8.1." ends a
@@ -55,16 +60,16 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("vLLM API server version", r"vLLM API server version " + _VER, "vllm_version", 2),
     _x("vLLM Version", r"^vLLM Version\s*:\s*" + _VER, "vllm_version", 3),
     _x("vllm==", r"\bvllm==" + _VER, "vllm_version", 1),
-    _x("sglang", r"\bsglang(?:==|:\s*|\s+version\s*)" + _VER, "sglang_version", 1),
+    _x("sglang", r"\bsglang(?:==|:\s*|\s+version\s*)" + _VER, "sglang_version", 1, scan=False),
     # collect_env ("PyTorch version: 2.4.0") and the `accelerate env` / `transformers env`
     # lists ("- PyTorch version (GPU?): 2.4.0+cu124 (True)", "- `Accelerate` version: 0.34.0")
     _x("PyTorch version", r"^(?:- )?PyTorch version(?: \(GPU\?\))?\s*:\s*" + _VER, "torch_version", 3),
     _x(" version: ", r"^- `?Accelerate`? version\s*:\s*" + _VER, "accelerate_version", 3),
     _x(" version: ", r"^- `?[Tt]ransformers`? version\s*:\s*" + _VER, "transformers_version", 3),
     _x("torch==", r"\btorch==" + _VER, "torch_version", 1),
-    _x("transformers", r"\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER, "transformers_version", 1),
+    _x("transformers", r"\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER, "transformers_version", 1, scan=False),
     _x("triton==", r"\btriton==" + _VER, "triton_version", 1),
-    _x("flashinfer", r"\bflashinfer(?:-python)?==" + _VER, "flashinfer_version", 1),
+    _x("flashinfer", r"\bflashinfer(?:-python)?==" + _VER, "flashinfer_version", 1, scan=False),
     _x("CUDA used to build PyTorch", r"CUDA used to build PyTorch\s*:\s*" + _VER, "cuda_version", 2),
     _x("CUDA Version", r"CUDA Version:\s*" + _VER, "cuda_driver_api_version", 1),
     _x("CUDA runtime version", r"CUDA runtime version\s*:\s*" + _VER, "cuda_version", 1),
@@ -77,24 +82,24 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("Using max model len", r"Using max model len (?P<v>\d+)", "max_model_len", 3),
     _x(" backend", r"Using (?P<v>[A-Z][A-Z0-9_]+)(?: attention)? backend", "attention_backend", 2),
     _x(" backend", r"Using (?:AttentionBackendEnum|_Backend)\.(?P<v>\w+) backend", "attention_backend", 2),
-    _x("GPU ", r"^GPU (?P<idx>\d+): (?P<v>NVIDIA [^\n(]+?|Tesla [^\n(]+?|AMD [^\n(]+?)\s*(?:\(UUID.*)?$", "gpu_name", 2),
+    _x("GPU ", r"^GPU (?P<idx>\d+): (?P<v>NVIDIA [^\n(]+?|Tesla [^\n(]+?|AMD [^\n(]+?)\s*(?:\(UUID.*)?$", "gpu_name", 2, scan=False),
     _x("GPU models and configuration", r"GPU models and configuration\s*:\s*(?:GPU 0: )?(?P<v>(?:NVIDIA|Tesla|AMD) [^\n]+)", "gpu_name", 2),
-    _x("NVIDIA", r"^\|\s+\d+\s+(?P<v>NVIDIA [\w -]+?)\s{2,}(?:On|Off)\s+\|", "gpu_name", 1),
+    _x("NVIDIA", r"^\|\s+\d+\s+(?P<v>NVIDIA [\w -]+?)\s{2,}(?:On|Off)\s+\|", "gpu_name", 1, scan=False),
     _x("capability", r"compute capability (?:of |is |= |: )?(?P<v>\d+\.\d+)", "compute_capability", 2),
     _x("capability", r"cuda capability (?P<v>\d+\.\d+)", "compute_capability", 2),
     _x("Current capability", r"Current capability: (?P<v>\d+)", "compute_capability_int", 2),
-    _x("sm_", r"CUDA capability sm_(?P<v>\d+)", "sm", 2),
+    _x("sm_", r"CUDA capability sm_(?P<v>\d+)", "sm", 2, scan=False),
     _x("total capacity", r"GPU (?P<v>\d+) has a total capacity of (?P<gpu_memory_total>[\d.]+ [GM]iB)", "oom_gpu", 1),
-    _x("exitcode", r"exitcode\s*:\s*(?P<v>-?\d+)", "exit_code", 2),
-    _x("Signal", r"Signal (?P<n>\d+) \((?P<v>SIG[A-Z]+)\) received by PID", "signal", 2),
-    _x("rank", r"^\s*rank\s*:\s*(?P<v>\d+) \(local_rank", "failed_rank", 2),
-    _x("host", r"^\s*host\s*:\s*(?P<v>\S+)\s*$", "host", 1),
+    _x("exitcode", r"exitcode\s*:\s*(?P<v>-?\d+)", "exit_code", 2, scan=False),
+    _x("Signal", r"Signal (?P<n>\d+) \((?P<v>SIG[A-Z]+)\) received by PID", "signal", 2, scan=False),
+    _x("rank", r"^\s*rank\s*:\s*(?P<v>\d+) \(local_rank", "failed_rank", 2, scan=False),
+    _x("host", r"^\s*host\s*:\s*(?P<v>\S+)\s*$", "host", 1, scan=False),
     _x("Killed process", r"Out of memory: Killed process (?P<v>\d+)", "oom_killed_pid", 2),
     _x("code=killed", r"code=killed, status=\d+/(?P<v>[A-Z]+)", "signal_name", 2),
     _x("Exit code:", r"^\s*Exit code:\s+(?P<v>-?\d+)\s*$", "exit_code", 1),
     _x("exits with return code", r"exits with return code = (?P<v>-?\d+)\s*$", "exit_code", 1),
     _x("Found GPU", r"Found GPU\d+ (?P<v>.+?) which is of cuda capability", "gpu_name", 1),
-    _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
+    _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1, scan=False),
 )
 
 _ROOT_CAUSE_FACTS = frozenset({"failed_rank", "exit_code", "signal", "host"})
@@ -141,108 +146,6 @@ _CLI_FLAGS = {
 }
 
 # a quoted value, matched at one position (its alternatives never overlap: linear)
-_QUOTED = {"'": re.compile(r"'(?:[^'\\]|\\.)*'"), '"': re.compile(r'"(?:[^"\\]|\\.)*"')}
-
-
-def _is_word(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
-
-
-class _KeyValues:
-    """The ``key=value`` pairs of a payload such as ``model='m', tp_size=4, quantization=None)``
-    (vLLM's engine config, argparse's ``Namespace(...)``, SGLang's ``ServerArgs(...)``).
-
-    A value is a quoted string, or the text up to the next ``, key=``, up to a ``)`` followed
-    by a space or ending the text, or up to the end. One pass over the text: each position is
-    looked at a bounded number of times, however the payload is shaped (a regex with the same
-    meaning needs a lookahead and backtracks quadratically on a long value).
-    """
-
-    def __init__(self, text: str):
-        self.text = text
-        self.close = -1  # the first ``)`` ending a value at or after the last value start
-        self.comma = (-1, False)  # the last comma checked: (position, a key follows it)
-
-    def pairs(self) -> list[tuple[str, str]]:
-        text = self.text
-        out: list[tuple[str, str]] = []
-        pos = 0
-        while (eq := text.find("=", pos)) >= 0:
-            k = eq
-            while k > pos and _is_word(text[k - 1]):
-                k -= 1
-            start = eq + 1
-            end = self._value_end(start) if k < eq else None
-            if end is None:
-                pos = start  # no pair with this "=": look for the next one
-                continue
-            out.append((text[k:eq], text[start:end]))
-            pos = end
-        return out
-
-    def _value_end(self, start: int) -> int | None:
-        text, n = self.text, len(self.text)
-        quote = _QUOTED.get(text[start : start + 1])
-        if quote is not None and (m := quote.match(text, start)) and self._ends_value(m.end()):
-            return m.end()
-        comma = text.find(",", start)
-        comma = n if comma < 0 else comma
-        close = self._close_from(start)
-        if close < comma:
-            return close
-        if comma < n:
-            return comma if self._key_after(comma) else None
-        return n - 1 if n - 1 >= start and text.endswith(")") else n
-
-    def _ends_value(self, e: int) -> bool:
-        """Whether a value may end at ``e``."""
-        text, n = self.text, len(self.text)
-        if e == n or (e == n - 1 and text[e] == ")"):
-            return True
-        if text[e] == ")" and self._space_after_close(e):
-            return True
-        return text[e] == "," and self._key_after(e)
-
-    def _space_after_close(self, e: int) -> bool:
-        """``)`` at ``e`` followed by whitespace, or by ``.`` and whitespace."""
-        nxt = self.text[e + 1 : e + 3]
-        return nxt[:1].isspace() or (nxt[:1] == "." and nxt[1:2].isspace())
-
-    def _close_from(self, start: int) -> int:
-        """The first ``)`` at or after ``start`` that ends a value (``len`` when none)."""
-        if self.close >= start:
-            return self.close
-        text = self.text
-        i = text.find(")", start)
-        while i >= 0 and not self._space_after_close(i):
-            i = text.find(")", i + 1)
-        self.close = len(text) if i < 0 else i
-        return self.close
-
-    def _key_after(self, comma: int) -> bool:
-        """``, key=`` at ``comma``."""
-        if self.comma[0] == comma:
-            return self.comma[1]
-        text = self.text
-        ok = False
-        if text.startswith(", ", comma):
-            j = comma + 2
-            while j < len(text) and _is_word(text[j]):
-                j += 1
-            ok = j > comma + 2 and text[j : j + 1] == "="
-        self.comma = (comma, ok)
-        return ok
-
-
-def _kv_pairs(text: str) -> list[tuple[str, str]]:
-    """The ``key=value`` pairs of a payload.
-
-    >>> _kv_pairs("model='/m, x', tp=4, q=None) more")
-    [('model', "'/m, x'"), ('tp', '4'), ('q', 'None')]
-    """
-    return _KeyValues(text).pairs()
-
-
 _SELECTOR = compile_regex(r"AttentionSelectorConfig\((?P<body>[^()]*)\)")
 _REASONS = compile_regex(r"Reasons: \{(?P<body>.*)\}")
 _REASON_ITEM = compile_regex(r"(?P<b>[A-Z][A-Z0-9_]+): \[(?P<r>[^\]]*)\]")
@@ -414,6 +317,17 @@ _SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
     ("serve", _cli),
     ("launch_server", _cli),
     ("api_server", _cli),
+)
+
+
+# Literal-bytes regexes of the lines that carry facts, for the large-log scanner
+# (tracelens.read.scan): every specific extractor trigger, and the openings of the structured
+# payloads and tables the special parsers read.
+SCAN_PATTERNS: tuple[bytes, ...] = (
+    *sorted({re.escape(e.trigger).encode() for e in EXTRACTORS if e.scan}),
+    rb"ServerArgs\(", rb"server_args", rb"with config:", rb"non-default args", rb"args: Namespace",
+    rb"launch_server", rb"vllm serve", rb"NVIDIA-SMI", rb"Nvidia driver version", rb"Collecting environment",
+    rb"Root Cause", rb"\[pip3\]", rb"GPU \d+:",
 )
 
 

@@ -16,6 +16,7 @@ from typing import BinaryIO
 
 import re2
 
+from tracelens.facts import SCAN_PATTERNS as FACT_PATTERNS
 from tracelens.read.failures import TRIGGERS
 
 # Kept light on purpose (no pydantic, no logread; the failure table is RE2 and dataclasses): the CLI starts scanning a large log before
@@ -42,12 +43,7 @@ _ERR = (
     rb"core dumped|NCCL WARN|CUDA error|out of memory|Aborted|terminate called|exitcode|"
     rb"SIGKILL|SIGSEGV|SIGABRT|died unexpectedly|[EF]\d{4} \d\d:\d\d"
 )
-_FACT = (
-    rb"Initializing a V1 LLM engine|Initializing an LLM engine|vLLM API server version|"
-    rb"non-default args|Resolved architecture|Using max model len|backend|PyTorch version|"
-    rb"CUDA used to build|NVIDIA-SMI|Nvidia driver version|vLLM Version|Python version|"
-    rb"\[pip3\]|NCCL version|capability|args: Namespace|server_args|Root Cause|GPU \d+:"
-)
+_FACT = b"|".join(FACT_PATTERNS)  # the fact extractors' own triggers (tracelens.facts)
 _ERR += b"|" + b"|".join(re2.escape(t) for t in TRIGGERS)  # the failure lines' own literals
 _TB_ONLY = re2.compile(_TB, _OPTS)
 _TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
