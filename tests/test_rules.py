@@ -73,3 +73,13 @@ def test_explain_never_shows_raw_placeholders(lr):
     from tracelens.rulebook.placeholders import _PLACEHOLDER
 
     assert not _PLACEHOLDER.search(render_rule(lr))
+
+
+def test_the_rule_model_knows_the_one_list_of_severities():
+    import typing
+
+    from tracelens.models import SEVERITIES
+    from tracelens.rulebook.model import Rule
+
+    hints = typing.get_type_hints(Rule, include_extras=False)
+    assert set(typing.get_args(hints["severity"])) == set(SEVERITIES)

@@ -86,6 +86,13 @@ def _dump_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if not f.metadata.get("exclude"))
 
 
+SEVERITIES = ("warning", "error", "fatal")
+"""A diagnosis's severity, least first: the one list (rules, ranking, --fail-on, verdicts)."""
+SEVERITY_RANK = {name: k for k, name in enumerate(SEVERITIES)}
+ERROR_LEVEL = frozenset(SEVERITIES[1:])
+"""Severities that mean the log failed."""
+
+
 @model
 class Record:
     """One line of the log with its envelope peeled off."""
@@ -331,7 +338,7 @@ class Report:
     @property
     def verdict(self) -> str:
         """``failed`` (an error-level diagnosis), ``warnings`` (only warnings) or ``healthy``."""
-        if any(d.severity in ("error", "fatal") for d in self.diagnoses):
+        if any(d.severity in ERROR_LEVEL for d in self.diagnoses):
             return "failed"
         return "warnings" if self.diagnoses else "healthy"
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from tracelens.authoring.transforms import TRANSFORMS
 from tracelens.engine import parse, parse_path, report
+from tracelens.models import ERROR_LEVEL
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.unrecognized import RULE_ID as UNRECOGNIZED
 
@@ -119,7 +120,7 @@ def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None, tr
         for d in healthy_dirs:
             for log in sorted(Path(d).glob("*.log")) if Path(d).is_dir() else []:
                 rep = report(parse_path(str(log)), rs)
-                bad = [x.rule_id for x in rep.diagnoses if x.severity in ("error", "fatal")]
+                bad = [x.rule_id for x in rep.diagnoses if x.severity in ERROR_LEVEL]
                 results.append(Result(f"healthy {log.name}", not bad, f"error-level diagnoses: {bad}" if bad else ""))
     return results
 

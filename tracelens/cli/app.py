@@ -16,9 +16,11 @@ import sys
 
 import click
 
+from tracelens.models import SEVERITY_RANK
+
 from tracelens import __version__
 
-SEVERITY_ORDER = {"warning": 0, "error": 1, "fatal": 2}
+SEVERITY_ORDER = SEVERITY_RANK
 DIRECTORY = click.Path(file_okay=False)
 FILE = click.Path(dir_okay=False)
 ANY_PATH = click.Path()

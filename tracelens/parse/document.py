@@ -32,7 +32,7 @@ _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 _QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
 """A line the log itself marks as informational is never an error line (request logging
 quotes users' prompts, which may contain any error text)."""
-_EXC_LINE = re.compile(
+EXCEPTION_LINE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
     r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
 )
@@ -197,7 +197,7 @@ def _continuation(records: list[Record], k: int) -> list[str]:
     block = False  # an indented block has begun: only a line that opens another one continues
     for rec in records[k + 1 : k + 1 + _MAX_MORE_INDENTED]:
         text = rec.text.strip()
-        if rec.stream != first.stream or rec.level or rec.time or not text or _EXC_LINE.match(text):
+        if rec.stream != first.stream or rec.level or rec.time or not text or EXCEPTION_LINE.match(text):
             break
         if rec.text[:1].isspace():
             block = True
@@ -220,7 +220,7 @@ def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]
             continue
         if rec.level in _QUIET_LEVELS:
             continue
-        if _EXC_LINE.match(text.strip()):
+        if EXCEPTION_LINE.match(text.strip()):
             kind = "exception"
         elif (shape := failure_kind(text)) is not None:
             kind = shape.kind
@@ -250,7 +250,7 @@ def iter_exceptions(doc: Document) -> Iterator[tuple[ExceptionInfo, Traceback | 
             yield seg.exception, tb
     for err in doc.errors:
         if err.kind == "exception":
-            m = _EXC_LINE.match(err.text)
+            m = EXCEPTION_LINE.match(err.text)
             if m:
                 message = "\n".join([m.group("msg"), *err.more])
                 yield ExceptionInfo(type=m.group("type"), message=message, line=err.line), None

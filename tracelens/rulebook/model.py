@@ -12,7 +12,6 @@ from tracelens.models import adapter, model
 from tracelens.regex import compile_regex
 from tracelens.rulebook.facttest import parse_fact_test
 
-SEVERITIES = ("warning", "error", "fatal")
 
 
 class RuleError(Exception):

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
-from tracelens.parse.document import _segments
+from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.read.failures import SHAPES
 from tracelens.regex import compile_regex
@@ -130,7 +130,6 @@ def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "")
     return any(_CLIENT_ERROR.search(rec.text) for rec in doc.records[k + 1 : k + 6])
 
 
-_EXC_IN_MESSAGE = re.compile(r"^\s*((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Failure|Fault)): (.+)$")
 
 
 def _quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
@@ -141,9 +140,9 @@ def _quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
         return None
     lines = exc.message.splitlines()
     for k in range(len(lines) - 1, 0, -1):
-        m = _EXC_IN_MESSAGE.match(lines[k])
+        m = EXCEPTION_LINE.match(lines[k].strip())
         if m:
-            return k, m.group(1), m.group(2)
+            return k, m.group("type"), m.group("msg")
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from tracelens.models import Diagnosis, Document, Evidence, Fact, Remedy
+from tracelens.models import SEVERITY_RANK, Diagnosis, Document, Evidence, Fact, Remedy
 from tracelens.rulebook.conditions import Context, compile_condition
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
@@ -153,8 +153,7 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
                 score=score,
             )
         )
-    severity_rank = {"fatal": 2, "error": 1, "warning": 0}
-    out.sort(key=lambda d: (-d.score, -severity_rank[d.severity], d.rule_id))
+    out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], d.rule_id))
     out = _drop_restatements(out)
     return settle(doc, out, failures, lambda o: nearest(o, index(ruleset)), THRESHOLD)
 

@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 import urllib.parse
 
-from tracelens.models import Diagnosis, Document, Evidence, Remedy
+from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
 from tracelens.rulebook.origin import Failures, Origin
 
 RULE_ID = "unrecognized"
 _SAY_RESEMBLES = 70.0
 """Score from which the nearest known failure is named in a note (its category is taken from
 the lower threshold on; below this the remedies still list it among the nearest)."""
-_ERROR_LEVEL = {"error", "fatal"}
 
 # What an unrecognized failure most likely is, by its kind or exception type, when no known
 # failure is near enough.
@@ -221,24 +220,24 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, t
     if origin is None:
         for d in diags:
             refused = [r for r in failures.refused if explains(d, r)]
-            if refused and d.severity in _ERROR_LEVEL:
+            if refused and d.severity in ERROR_LEVEL:
                 d.severity = "warning"
                 d.notes.insert(0, f"The server refused this request (line {refused[0].line}) with a 4xx status and kept serving: the client's error, not a failure of the server.")
         return diags
     if recovered:
         for d in diags:
-            if d.severity in _ERROR_LEVEL:
+            if d.severity in ERROR_LEVEL:
                 d.severity = "warning"
                 d.notes.insert(0, "The program carried on after this failure (it answered requests or made progress afterwards and nothing failed later): it was handled, not fatal.")
         return diags
     causes = [d for d in diags if not d.secondary and explains(d, origin)]
     for d in causes:
-        if d.severity not in _ERROR_LEVEL:  # a warning that led to the failure
+        if d.severity not in ERROR_LEVEL:  # a warning that led to the failure
             d.severity = "error"
             d.notes.insert(0, f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}")
     if causes:
         return diags
-    primaries = [d for d in diags if not d.secondary and d.severity in _ERROR_LEVEL]
+    primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
     un = unrecognized(origin, near_fn(origin), threshold, log_file)
     what = _short(origin.text)
