@@ -65,14 +65,16 @@ def leaks(secret: str, text: str, window: int = 12) -> list[str]:
 
 def planted_log(kind: str, where: str) -> str:
     """A crash no rule knows, with the secret in the exception message (title, message,
-    signatures, evidence), in a context line and in the model path (a fact), or straddling the
-    cut of the title."""
+    signatures, evidence), in a context line, in the model path and the host (facts) and the
+    file name, or straddling the cut of the title."""
     secret, line = KINDS[kind]
     carried = line.format(secret)
     pad = "x" * (290 - len("RuntimeError: ")) + " " if where == "title-cut" else ""
     model = f"/models/{secret}" if kind in SELF_EVIDENT else "/models/llama"
+    host = f"node-{secret}" if kind in SELF_EVIDENT else "node-1"
     lines = [
         f"INFO 01-20 13:03:40 [api_server.py:100] args: vllm serve --model {model}",
+        f"  host      : {host}",
         f"INFO 01-20 13:03:40 [utils.py:10] {carried}",
         "Traceback (most recent call last):",
         '  File "/app/tl_fixture/client.py", line 10, in connect_backend',
@@ -156,6 +158,8 @@ def test_the_planted_log_carries_the_secret_unredacted(tmp_path, capsys):
         assert main(["ingest", "--no-redact", "--db", str(db), str(log)]) == 0
     text = _db_text(db)
     assert [k for k, (secret, _) in KINDS.items() if secret not in text] == []
+    hosts = [r[0] for r in sqlite3.connect(db).execute("SELECT host FROM occurrences")]
+    assert any(KINDS["hf"][0] in (h or "") for h in hosts)  # the host field is planted too
 
 
 def test_private_key_body_is_dropped_when_its_begin_line_is_outside_the_excerpt(tmp_path):
