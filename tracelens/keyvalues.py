@@ -102,7 +102,7 @@ class _KeyValues:
 def kv_pairs(text: str) -> list[tuple[str, str]]:
     """The ``key=value`` pairs of a payload.
 
-    >>> _kv_pairs("model='/m, x', tp=4, q=None) more")
+    >>> kv_pairs("model='/m, x', tp=4, q=None) more")
     [('model', "'/m, x'"), ('tp', '4'), ('q', 'None')]
     """
     return _KeyValues(text).pairs()
