@@ -108,3 +108,31 @@ def test_closed_or_full_streams_are_one_line(tmp_path, args, redirect, needle):
     err = p.stderr.decode().strip()
     assert p.returncode == 2, err
     assert needle in err and "internal error" not in err and "Traceback" not in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("connect,needle", [
+    (_read_only, "readonly database"),
+    (_full_disk, "disk is full"),
+])
+def test_tui_save_into_an_unwritable_store_is_a_toast(tmp_path, monkeypatch, connect, needle):
+    import asyncio
+
+    from tracelens.tui import make_app
+    from tui_fixtures import seed_report
+
+    db = tmp_path / "incidents.db"
+    assert main(["ingest", "--db", str(db), str(GPU_LOGS / "oom-batch-too-large.log")]) == 0
+    monkeypatch.setattr(sqlite3, "connect", connect)
+    seen = {}
+
+    async def go():
+        app = make_app(db_path=db, report=seed_report())
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            await pilot.press("s")
+            await pilot.pause()
+            seen["errors"] = [n.message for n in app._notifications if n.severity == "error"]
+            seen["running"] = app.is_running
+
+    asyncio.run(go())
+    assert seen["running"] and any(needle in m for m in seen["errors"])

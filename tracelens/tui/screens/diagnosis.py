@@ -291,10 +291,17 @@ class DiagnosisScreen(Screen):
         from tracelens.incidents.incident import save
         from tracelens.incidents.redact import Redactor
 
+        from tracelens.incidents.store import StoreError
+
         store = self.app.store()
         if store is None:
             return
-        rec = save(store, self.view.live, Redactor(), source=self.view.source)
+        try:
+            rec = save(store, self.view.live, Redactor(), source=self.view.source)
+        except StoreError as exc:  # read-only, full or damaged: say so, keep the app
+            store.close()
+            self.notify(str(exc), severity="error")
+            return
         if rec is None:
             store.close()
             self.notify("no failure in this log: nothing saved", severity="warning")
@@ -322,10 +329,17 @@ class DiagnosisScreen(Screen):
         if not result:
             return
         remedy, note = result
+        from tracelens.incidents.store import StoreError
+
         store = self.app.store()
         if store is None:
             return
-        store.resolve(self.view.incident["id"], remedy, note)
+        try:
+            store.resolve(self.view.incident["id"], remedy, note)
+        except StoreError as exc:
+            store.close()
+            self.notify(str(exc), severity="error")
+            return
         self.view.incident = store.incident(self.view.incident["id"])
         store.close()
         self.query_one("#summary", Static).update(self._summary())
@@ -341,11 +355,18 @@ class DiagnosisScreen(Screen):
     def _attached(self, ref) -> None:
         if not ref:
             return
+        from tracelens.incidents.store import StoreError
+
         store = self.app.store()
         if store is None:
             return
-        store.attach(self.view.incident["id"], ref)
-        store.close()
+        try:
+            store.attach(self.view.incident["id"], ref)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        finally:
+            store.close()
         self.notify(f"attached {ref}")
 
     def action_export(self) -> None:
