@@ -117,8 +117,9 @@ def test_closed_or_full_streams_are_one_line(tmp_path, args, redirect, needle):
 def test_tui_save_into_an_unwritable_store_is_a_toast(tmp_path, monkeypatch, connect, needle):
     import asyncio
 
-    from tracelens.tui import make_app
     from tui_fixtures import seed_report
+
+    from tracelens.tui import make_app
 
     db = tmp_path / "incidents.db"
     assert main(["ingest", "--db", str(db), str(GPU_LOGS / "oom-batch-too-large.log")]) == 0

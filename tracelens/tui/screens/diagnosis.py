@@ -290,7 +290,6 @@ class DiagnosisScreen(Screen):
             return
         from tracelens.incidents.incident import save
         from tracelens.incidents.redact import Redactor
-
         from tracelens.incidents.store import StoreError
 
         store = self.app.store()
