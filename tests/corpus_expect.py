@@ -93,7 +93,7 @@ def promote() -> None:
         if not diags or diags[0].rule_id == "unrecognized":
             continue
         first = diags[0]
-        held = any(e.line == want.get("line") for e in first.evidence)
+        held = not first.secondary and any(e.line == want.get("line") for d in diags if not d.secondary for e in d.evidence)
         print(f"{log.name}: {first.rule_id} ({first.category}; expected {want.get('category')})"
               + ("" if held else f": evidence does not hold line {want.get('line')}, left in place"))
         if not held:

@@ -195,7 +195,7 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
                 continue  # the interpreter complaining while it tears down after the program ended
             if wrappers.exception(exc) or (exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])):
                 continue  # the failure above (or the traceback it quotes) is the one it reports
-            if not exc.message.strip() and _wrapper_follows(doc, pos, owner.end_line, wrappers):
+            if exc.type == "Exception" and not exc.message.strip() and _wrapper_follows(doc, pos, owner.end_line, wrappers):
                 continue  # an empty exception whose message the program printed on its own lines
             quoted = _quoted_exception(exc)
             if quoted is not None:  # a child's traceback carried in the message, not parsed apart
