@@ -29,10 +29,10 @@ def rows(rs: RuleSet, survey: Path | None = None) -> list[dict]:
             status = "silent"
         elif first.rule_id == "unrecognized":
             status = "unrecognized"
+        elif first.category == sig["category"]:
+            status = "covered"  # a symptom rule too, where the signature is that symptom
         elif first.secondary:
             status = "symptom"
-        elif first.category == sig["category"]:
-            status = "covered"
         else:
             status = "other category"
         out.append({**sig, "rule": first.rule_id if first else "", "got": first.category if first else "", "status": status})
