@@ -19,9 +19,8 @@ import yaml
 
 from tracelens.engine import parse_path
 from tracelens.rulebook.load import default_rules
-from tracelens.rulebook.nearest import index, nearest
+from tracelens.rulebook.nearest import THRESHOLD, index, nearest
 from tracelens.rulebook.origin import Wrappers, find_origin
-from tracelens.rulebook.nearest import THRESHOLD
 from tracelens.rulebook.unrecognized import choose_category, guess_category
 
 

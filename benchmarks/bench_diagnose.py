@@ -10,7 +10,6 @@ end), then times the whole command in a child process and reads its peak RSS, ne
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys

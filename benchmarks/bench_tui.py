@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from bench_similar import fill  # noqa: E402
+
 from tracelens.incidents.store import Store  # noqa: E402
 from tracelens.tui import make_app  # noqa: E402
 from tracelens.tui.screens.incidents import IncidentsScreen  # noqa: E402

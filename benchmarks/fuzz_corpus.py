@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from mutations import from_seed
+from mutations import from_seed  # noqa: E402  (tests/ is put on the path first)
 
 
 def _run(data: bytes) -> None:

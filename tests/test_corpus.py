@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from corpus_expect import CORPUS, corpus_logs, expect_path, summarize
+
 from tracelens.engine import parse_path, report
 from tracelens.rulebook.load import default_rules
 from tracelens.rulebook.origin import Wrappers, find_origin

@@ -7,12 +7,12 @@ from functools import lru_cache
 from pathlib import Path
 
 import pytest
-
 from corpus_expect import corpus_logs
-from tracelens.parse import traceback as tb_module
+
 from tracelens.engine import parse, parse_path
-from tracelens.parse.grammars import generate
 from tracelens.models import to_dict
+from tracelens.parse import traceback as tb_module
+from tracelens.parse.grammars import generate
 from tracelens.parse.lexer import _tok
 
 ROOT = Path(__file__).resolve().parent.parent

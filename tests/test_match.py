@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from tracelens.engine import diagnose
-from tracelens.rulebook.placeholders import fill
 from tracelens.rulebook.facttest import parse_fact_test
 from tracelens.rulebook.load import load
+from tracelens.rulebook.placeholders import fill
 
 FACT_TESTS = [
     (">=12.0", "12.0", True),

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 from corpus_expect import corpus_logs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tracelens.engine import diagnose, parse
 from tracelens.read.logread import records_from_bytes
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from tracelens.authoring.catalogue import catalogue_md, schema_json
-from tracelens.rulebook.load import categories, load, rule_dirs, shipped_healthy_dir
 from tracelens.authoring.checks import lint, run_tests
+from tracelens.rulebook.load import categories, load, rule_dirs, shipped_healthy_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = load(rule_dirs())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tracelens.read import scan
 from tracelens.engine import diagnose, parse_path
+from tracelens.read import scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"

@@ -4,8 +4,6 @@ search, tickets, and the CLI's JSON for scripts."""
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 import subprocess
 import sys
 import zlib
@@ -13,7 +11,6 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
-import sqlite_utils
 
 from tracelens.cli import main
 from tracelens.engine import diagnose
@@ -140,7 +137,7 @@ def planted_log() -> str:
         f"ticket ref {SECRETS['custom']}",
     ]
     # right around the first evidence line, so that all of them land in the stored excerpt
-    idx = next(i for i, l in enumerate(lines) if "No valid attention backend" in l)
+    idx = next(i for i, text in enumerate(lines) if "No valid attention backend" in text)
     return "\n".join(lines[:idx] + extra[:6] + [lines[idx]] + extra[6:] + lines[idx + 1 :]) + "\n"
 
 

@@ -8,9 +8,9 @@ import textwrap
 import pytest
 
 from tracelens.engine import parse
-from tracelens.read.logread import records_from_text
 from tracelens.models import to_dict
 from tracelens.parse.traceback import module_of, parse_records
+from tracelens.read.logread import records_from_text
 
 
 def shape(text: str) -> list[tuple]:

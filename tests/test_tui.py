@@ -7,15 +7,21 @@ import asyncio
 
 import pytest
 from textual.widgets import DataTable, Input, ListView, Select, TabbedContent
+from tui_fixtures import LOGS, SEED, make_store, seed_report
 
 from tracelens.engine import diagnose
 from tracelens.incidents.store import Store
 from tracelens.tui import make_app
 from tracelens.tui.screens.diagnosis import DiagnosisScreen
-from tracelens.tui.screens.dialogs import AttachScreen, ExportScreen, HelpScreen, NewLogScreen, ResolveScreen
+from tracelens.tui.screens.dialogs import (
+    AttachScreen,
+    ExportScreen,
+    HelpScreen,
+    NewLogScreen,
+    ResolveScreen,
+)
 from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.screens.rules import RulesScreen
-from tui_fixtures import LOGS, SEED, make_store, seed_report
 
 SIZE = (80, 24)
 

@@ -4,9 +4,9 @@ of the look: ``pytest tests/test_tui_snapshots.py --snapshot-update`` and review
 from __future__ import annotations
 
 import pytest
+from tui_fixtures import make_store, seed_report
 
 from tracelens.tui import make_app
-from tui_fixtures import make_store, seed_report
 
 SIZE = (80, 24)
 

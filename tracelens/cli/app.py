@@ -16,9 +16,8 @@ import sys
 
 import click
 
-from tracelens.models import SEVERITY_RANK
-
 from tracelens import __version__
+from tracelens.models import SEVERITY_RANK
 
 SEVERITY_ORDER = SEVERITY_RANK
 DIRECTORY = click.Path(file_okay=False)

@@ -13,7 +13,6 @@ from tracelens.regex import compile_regex
 from tracelens.rulebook.facttest import parse_fact_test
 
 
-
 class RuleError(Exception):
     """A rule file is broken. ``str()`` is one line naming the file, line and field."""
 
