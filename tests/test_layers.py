@@ -47,11 +47,21 @@ def _layer(module: str) -> int | None:
 
 
 def _imports(name: str, path: Path) -> set[str]:
-    """tracelens modules ``name`` imports, at the top or inside functions."""
+    """tracelens modules ``name`` imports, at the top or inside functions (not those for type
+    checkers only)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     out: set[str] = set()
+    typing_only = {
+        id(sub)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for stmt in node.body
+        for sub in ast.walk(stmt)
+    }  # imports for type checkers only: never executed, no loop at run time
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names if a.name.startswith("tracelens"))
         elif isinstance(node, ast.ImportFrom):

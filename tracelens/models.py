@@ -15,13 +15,17 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
-from typing import Any
+from typing import Any, TypeVar
+
+from typing_extensions import dataclass_transform
 
 _EXCLUDE = {"exclude": True}
+_T = TypeVar("_T")
 
 
-def model(cls):
-    """Declare a model: a keyword-only dataclass with slots."""
+@dataclass_transform(kw_only_default=True, field_specifiers=(field,))
+def model(cls: type[_T]) -> type[_T]:
+    """Declare a model: a keyword-only dataclass with slots (type checkers read it as one)."""
     return dataclass(slots=True, kw_only=True)(cls)
 
 

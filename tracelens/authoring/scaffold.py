@@ -120,7 +120,7 @@ def scaffold(rule_id: str, rules_dir: Path, log: Path | None, category: str | No
             raise ScaffoldError(f"{log}: no failure found to make a rule of")
         category = category or guess_category(origin)
     guessed = category in (None, "unrecognized")
-    text = build(rule_id, "config-invalid" if guessed else category, origin)
+    text = build(rule_id, category if category is not None and not guessed else "config-invalid", origin)
     if guessed:
         text = text.replace("\ncategory: config-invalid\n", "\ncategory: config-invalid  # TODO one of rules/categories.yaml\n", 1)
     example = None

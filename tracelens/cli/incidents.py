@@ -40,8 +40,11 @@ def _log_hash(path: Path) -> str:
     """The content hash that makes ingesting the same log twice count it once."""
     import hashlib
 
+    digest = hashlib.sha256()  # hashlib.file_digest is Python 3.11+; tracelens runs on 3.10
     with open(path, "rb") as fh:
-        return hashlib.file_digest(fh, "sha256").hexdigest()
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _ingest_files(paths) -> list[Path]:
@@ -329,7 +332,7 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
     redactor = make_redactor(redact_regex, no_redact)
     incident = None
     if target.isascii() and target.isdigit() and not Path(target).exists():
-        if int(target) > INCIDENT_ID.max:
+        if INCIDENT_ID.max is not None and int(target) > INCIDENT_ID.max:
             raise Failure(f"no incident {target}")
         from tracelens.incidents.store import StoreError
 

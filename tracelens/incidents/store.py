@@ -43,7 +43,7 @@ def now() -> str:
 
 
 def _m1_initial(db: sqlite_utils.Database) -> None:
-    db["incidents"].create(
+    db.table("incidents").create(
         {
             "id": int,
             "fingerprint": str,
@@ -64,9 +64,9 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         not_null={"fingerprint", "first_seen", "last_seen", "count", "status"},
         defaults={"count": 1, "status": "open"},
     )
-    db["incidents"].create_index(["fingerprint"], unique=True)
-    db["incidents"].create_index(["last_seen"])
-    db["occurrences"].create(
+    db.table("incidents").create_index(["fingerprint"], unique=True)
+    db.table("incidents").create_index(["last_seen"])
+    db.table("occurrences").create(
         {
             "id": int,
             "incident_id": int,
@@ -81,33 +81,33 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         pk="id",
         foreign_keys=[("incident_id", "incidents", "id")],
     )
-    db["occurrences"].create_index(["incident_id"])
-    db["tickets"].create(
+    db.table("occurrences").create_index(["incident_id"])
+    db.table("tickets").create(
         {"id": int, "incident_id": int, "ref": str, "created_at": str},
         pk="id",
         foreign_keys=[("incident_id", "incidents", "id")],
     )
-    db["incidents"].enable_fts(["title", "message", "resolution_note"], create_triggers=True)
+    db.table("incidents").enable_fts(["title", "message", "resolution_note"], create_triggers=True)
 
 
 def _m2_severity_and_resolution_time(db: sqlite_utils.Database) -> None:
-    db["incidents"].add_column("severity", str)
-    db["incidents"].add_column("resolved_at", str)
-    db["occurrences"].create_index(["fingerprint_fine"])
+    db.table("incidents").add_column("severity", str)
+    db.table("incidents").add_column("resolved_at", str)
+    db.table("occurrences").create_index(["fingerprint_fine"])
 
 
 def _m3_search_signatures(db: sqlite_utils.Database) -> None:
     # the signature joins the full-text index, so similar-incident search can pick candidates
     # from an index instead of reading every incident
-    db["incidents"].disable_fts()
-    db["incidents"].enable_fts(["title", "message", "resolution_note", "signature"], create_triggers=True)
+    db.table("incidents").disable_fts()
+    db.table("incidents").enable_fts(["title", "message", "resolution_note", "signature"], create_triggers=True)
     db.execute("CREATE VIRTUAL TABLE incidents_fts_vocab USING fts5vocab(incidents_fts, 'row')")
 
 
 def _m4_log_hashes(db: sqlite_utils.Database) -> None:
     # the content hash of each ingested log: ingesting the same log again counts nothing twice
-    db["occurrences"].add_column("log_hash", str)
-    db["occurrences"].create_index(["log_hash"])
+    db.table("occurrences").add_column("log_hash", str)
+    db.table("occurrences").create_index(["log_hash"])
 
 
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
@@ -249,7 +249,7 @@ class Store:
                 "SELECT id FROM incidents WHERE fingerprint = ?", [fingerprint]
             ).fetchone()
             if row is None:
-                incident_id = self.db["incidents"].insert(
+                incident_id = self.db.table("incidents").insert(
                     {
                         "fingerprint": fingerprint,
                         "signature": signature,
@@ -273,7 +273,7 @@ class Store:
                     [seen_at, incident_id],
                 )
                 new = False
-            occ = self.db["occurrences"].insert(
+            occ = self.db.table("occurrences").insert(
                 {
                     "incident_id": incident_id,
                     "fingerprint_fine": fingerprint_fine,
@@ -286,12 +286,13 @@ class Store:
                     "log_hash": log_hash,
                 }
             ).last_pk
+        assert occ is not None and incident_id is not None  # inserts into rowid tables have keys
         return Recorded(int(incident_id), int(occ), new)
 
     def resolve(self, incident_id: int, remedy: str | None, note: str | None) -> None:
         self._require(incident_id)
         with self._write():
-            self.db["incidents"].update(
+            self.db.table("incidents").update(
                 incident_id,
                 {"status": "resolved", "remedy_worked": remedy, "resolution_note": note, "resolved_at": now()},
             )
@@ -301,12 +302,14 @@ class Store:
             raise StoreError(f"status must be one of {', '.join(STATUSES)}")
         self._require(incident_id)
         with self._write():
-            self.db["incidents"].update(incident_id, {"status": status})
+            self.db.table("incidents").update(incident_id, {"status": status})
 
     def attach(self, incident_id: int, ref: str) -> int:
         self._require(incident_id)
         with self._write():
-            return int(self.db["tickets"].insert({"incident_id": incident_id, "ref": ref, "created_at": now()}).last_pk)
+            pk = self.db.table("tickets").insert({"incident_id": incident_id, "ref": ref, "created_at": now()}).last_pk
+            assert pk is not None  # an insert into a rowid table always has its key
+            return int(pk)
 
     # reading ------------------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ numbers are kept.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from tracelens.models import Record
@@ -38,7 +39,7 @@ _CONTEXT = re.compile(r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))")
 _COLLAPSED = re.compile(r"^\d+ frames?$")  # Colab folds the middle frames: "34 frames"
 
 
-def has_ipython_traceback(records: list[Record]) -> bool:
+def has_ipython_traceback(records: Sequence[Record]) -> bool:
     return any("Traceback (most recent call last)" in r.text and _HEAD.match(r.text) for r in records)
 
 
@@ -47,7 +48,7 @@ def _frame(rec: Record, file: str, line: str, func: str) -> Record:
     return replace(rec, text=f'  File "{file}", line {line}, in {func.rsplit(".", 1)[-1]}')
 
 
-def plain(records: list[Record]) -> list[Record]:
+def plain(records: Sequence[Record]) -> Sequence[Record]:
     """``records`` with every IPython traceback rewritten as a plain one."""
     if not has_ipython_traceback(records):
         return records

@@ -25,6 +25,7 @@ are kept.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 
 from tracelens.models import Record
@@ -36,7 +37,7 @@ _IDENT = re.compile(r"^[\w<>.]+$")
 _CODE = re.compile(r"^(?:❱\s*)?\d+(?:\s|$)")  # a source line: its number in the gutter
 
 
-def has_rich_traceback(records: list[Record]) -> bool:
+def has_rich_traceback(records: Sequence[Record]) -> bool:
     return any("╭" in r.text and _TOP.match(r.text) for r in records)
 
 
@@ -53,7 +54,7 @@ def _inner(text: str) -> str | None:
     return s[1:-1] if s.startswith(" ") and s.endswith(" ") else s.strip()
 
 
-def _exception_after(records: list[Record], k: int, width: int, out: list[Record]) -> int:
+def _exception_after(records: Sequence[Record], k: int, width: int, out: list[Record]) -> int:
     """Append the exception line that follows a box, its message unwrapped: rich wraps it at the
     box's width, so a line whose next word would not have fitted continues on the next line.
     Returns the index after what was consumed."""
@@ -111,7 +112,7 @@ def _frames(lines: list[tuple[Record, str]], out: list[Record]) -> None:
             out.append(replace(rec, text="    " + mark.group("code").replace("│", " ").strip()))
 
 
-def unbox(records: list[Record]) -> list[Record]:
+def unbox(records: Sequence[Record]) -> Sequence[Record]:
     """``records`` with every rich traceback box rewritten as a plain traceback."""
     if not has_rich_traceback(records):
         return records

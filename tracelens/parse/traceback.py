@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import cast
 
 from tracelens.models import ExceptionInfo, Frame, Record, Segment, Traceback
 from tracelens.parse.grammars import traceback_table as _table
@@ -364,7 +365,7 @@ def parse_records(records: Sequence[Record], depth: int = 0) -> list[Traceback]:
         return []
 
     try:
-        return _parse(lex(records), _Build(depth))
+        return cast("list[Traceback]", _parse(lex(records), _Build(depth)))
     except ParseError:
         return _parse_tolerant(records, depth)
 
@@ -380,7 +381,7 @@ def _parse_tolerant(records: Sequence[Record], depth: int) -> list[Traceback]:
     ]
     for a, b in zip(starts, starts[1:] + [len(records)]):
         try:
-            out.extend(_parse(lex(records[a:b]), _Build(depth)))
+            out.extend(cast("list[Traceback]", _parse(lex(records[a:b]), _Build(depth))))
         except ParseError:
             continue
     return out

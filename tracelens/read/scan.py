@@ -12,7 +12,7 @@ import os
 import stat
 import sys
 from collections import deque
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import re2
 
@@ -76,7 +76,7 @@ def open_input(path: str) -> tuple[BinaryIO, int, str]:
     :data:`STREAM_LIMIT` bytes, into a spool that can be read twice. Raises InputError."""
     if path == "-":
         stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
-        return _spool(stdin, "<stdin>")
+        return _spool(cast(BinaryIO, stdin), "<stdin>")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a log file")
     try:
@@ -157,7 +157,7 @@ def _spool(src: BinaryIO, name: str) -> tuple[BinaryIO, int, str]:
         spool.close()
         raise InputError(f"{name}: read failed ({exc.strerror or exc})") from None
     spool.seek(0)
-    return spool, size, name
+    return cast(BinaryIO, spool), size, name
 
 
 def _notice(message: str) -> None:

@@ -57,7 +57,7 @@ class LoadedRule:
             [(r.type, r.message) for r in rule.reports] if rule is not None else list(reports)
         )
         """(type, message) regexes of the wrappers this rule stands for."""
-        self._matcher = None
+        self._matcher: Any = None
         self._examples: list[Path] | None = None
 
     @property
@@ -282,7 +282,8 @@ class _Cache:
 
     def __init__(self, path: Path | None):
         self.path = path
-        self.entries: dict[str, tuple[int, int, Rule]] = {}
+        self.entries: dict[str, tuple] = {}
+        """path -> (mtime_ns, size, id, needs, reports, pickled rule)"""
         self.dirty = False
         if path is not None:
             try:

@@ -19,6 +19,7 @@ import pickle
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tracelens.parse.normalize import normalize
 
@@ -59,7 +60,7 @@ def package_of(origin) -> str:
     return frame.module.split(".", 1)[0]
 
 
-def _examples(ruleset) -> list[tuple[str, os.stat_result, object]]:
+def _examples(ruleset) -> list[tuple[str, os.stat_result, Any]]:
     out = []
     for lr in ruleset.rules:
         for path in lr.examples:

@@ -243,9 +243,9 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
             if _TEARDOWN.search(etype) or wrappers.exception(ExceptionInfo(type=etype, message=message, line=err.line)):
                 continue
         end = err.line + len(err.more)
-        tb = _traceback_after(doc, pos, err.line, err.stream, starts)
-        if tb is not None:  # the message a handler printed right before its traceback
-            end = max(end, tb.end_line)
+        after = _traceback_after(doc, pos, err.line, err.stream, starts)
+        if after is not None:  # the message a handler printed right before its traceback
+            end = max(end, after.end_line)
         out.append(
             Origin(line=err.line, text=err.text, stream=err.stream, kind=err.kind, type=etype,
                    message=message, start=err.line, end=end,

@@ -14,6 +14,7 @@ import re
 import urllib.parse
 
 from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
+from tracelens.rulebook.nearest import Near
 from tracelens.rulebook.origin import Failures, Origin
 
 RULE_ID = "unrecognized"
@@ -110,7 +111,7 @@ def guess_category(origin: Origin) -> str:
     return "unrecognized"
 
 
-def choose_category(origin: Origin, near: list, threshold: float) -> tuple[str, object | None]:
+def choose_category(origin: Origin, near: list[Near], threshold: float) -> tuple[str, Near | None]:
     """(category, the nearest known failure it came from or None): the nearest known failure's
     when it resembles it enough, else what the failure's kind and words say. (Trying the words
     before a loose resemblance was measured too: right for 52 of 93 labelled logs against 55.)"""
@@ -137,7 +138,7 @@ def _search_url(origin: Origin, package: str) -> str:
     return f"https://github.com/search?{params}"
 
 
-def unrecognized(origin: Origin, near: list, threshold: float, log_file: str) -> Diagnosis:
+def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: str) -> Diagnosis:
     """The diagnosis of a failure no rule knows."""
     from tracelens.rulebook.nearest import package_of
 

@@ -3,10 +3,16 @@ traceback, facts and similar incidents, with the actions an on-call engineer nee
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from tracelens.tui.app import TracelensApp
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
@@ -40,6 +46,11 @@ def is_library(frame) -> bool:
 
 
 class DiagnosisScreen(Screen):
+    @property
+    def tl(self) -> TracelensApp:
+        """The app, with its own attributes known to type checkers."""
+        return cast("TracelensApp", self.app)
+
     BINDINGS = [
         Binding("escape", "back", "Back"),
         Binding("c", "copy", "Copy cmd"),
@@ -186,7 +197,7 @@ class DiagnosisScreen(Screen):
             last = n
 
     def _row_line(self, index: int) -> int:
-        cell = self.query_one("#loglines", DataTable).get_cell_at((index, 0))
+        cell = self.query_one("#loglines", DataTable).get_cell_at(Coordinate(index, 0))
         return int(str(cell)) if str(cell).isdigit() else -1
 
     def _fill_tracebacks(self) -> None:
@@ -292,7 +303,7 @@ class DiagnosisScreen(Screen):
         from tracelens.incidents.redact import Redactor
         from tracelens.incidents.store import StoreError
 
-        store = self.app.store()
+        store = self.tl.store()
         if store is None:
             return
         try:
@@ -330,7 +341,9 @@ class DiagnosisScreen(Screen):
         remedy, note = result
         from tracelens.incidents.store import StoreError
 
-        store = self.app.store()
+        if self.view.incident is None:  # only a saved incident is resolved
+            return
+        store = self.tl.store()
         if store is None:
             return
         try:
@@ -356,7 +369,9 @@ class DiagnosisScreen(Screen):
             return
         from tracelens.incidents.store import StoreError
 
-        store = self.app.store()
+        if self.view.incident is None:  # only a saved incident takes a ticket
+            return
+        store = self.tl.store()
         if store is None:
             return
         try:
@@ -375,4 +390,4 @@ class DiagnosisScreen(Screen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         if event.data_table.id == "similartable" and event.row_key.value:
-            self.app.open_incident(int(event.row_key.value))
+            self.tl.open_incident(int(event.row_key.value))

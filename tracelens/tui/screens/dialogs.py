@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from tracelens.tui.app import TracelensApp
+
 from pathlib import Path
 
 from rich.text import Text
@@ -25,6 +30,11 @@ Dialogs           enter  confirm   escape  cancel
 
 
 class _Dialog(ModalScreen):
+    @property
+    def tl(self) -> TracelensApp:
+        """The app, with its own attributes known to type checkers."""
+        return cast("TracelensApp", self.app)
+
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def action_cancel(self) -> None:
@@ -88,9 +98,9 @@ class NewLogScreen(_Form):
         else:
             self.notify("give a path or paste a log", severity="warning")
             return
-        rep = self.app.diagnose_bytes(data, source)
+        rep = self.tl.diagnose_bytes(data, source)
         self.dismiss(None)
-        self.app.open_report(rep)
+        self.tl.open_report(rep)
 
 
 class ResolveScreen(_Form):

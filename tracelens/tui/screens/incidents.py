@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    from tracelens.tui.app import TracelensApp
+
 from rapidfuzz import fuzz, process
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,6 +23,11 @@ COLUMNS = (("last_seen", "Last seen"), ("count", "Seen"), ("status", "Status"), 
 
 
 class IncidentsScreen(Screen):
+    @property
+    def tl(self) -> TracelensApp:
+        """The app, with its own attributes known to type checkers."""
+        return cast("TracelensApp", self.app)
+
     """Past incidents, most recent first."""
 
     BINDINGS = [
@@ -66,10 +76,10 @@ class IncidentsScreen(Screen):
         """Show the most recent incidents at once; read the rest in a background thread, so
         the list is usable immediately even with a very large store."""
         self.rows, self._haystack = [], None
-        if not (self.app.db_path and self.app.db_path.exists()):
+        if not (self.tl.db_path and self.tl.db_path.exists()):
             self.refresh_table()
             return
-        store = self.app.store(create=False)
+        store = self.tl.store(create=False)
         if store is None:
             return
         self.rows = store.listing(limit=SHOWN)
@@ -84,7 +94,7 @@ class IncidentsScreen(Screen):
     def _load_all(self) -> None:
         from tracelens.incidents.store import Store
 
-        store = Store(self.app.db_path, create=False)
+        store = Store(self.tl.db_path, create=False)
         rows = store.listing()
         store.close()
         self.app.call_from_thread(self._loaded, rows)
@@ -100,7 +110,7 @@ class IncidentsScreen(Screen):
             self._haystack = [f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows]
         return self._haystack
 
-    def visible(self) -> list[dict]:
+    def visible_rows(self) -> list[dict]:
         query = self.query_one("#filter", Input).value.strip()
         idx: range | list[int] = range(len(self.rows))
         if len(query) <= 2:  # one or two letters: a plain substring filter, in order
@@ -121,7 +131,7 @@ class IncidentsScreen(Screen):
     def refresh_table(self) -> None:
         table = self.query_one(DataTable)
         table.clear()
-        rows = self.visible()
+        rows = self.visible_rows()
         self.shown = [r["id"] for r in rows[:SHOWN]]
         table.add_rows(
             (
@@ -150,7 +160,7 @@ class IncidentsScreen(Screen):
         self.query_one(DataTable).focus()
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        value = None if event.value is Select.NULL else event.value
+        value = None if event.value is Select.NULL else str(event.value)
         if event.select.id == "status":
             self.status = value
         elif event.select.id == "category":
@@ -164,12 +174,12 @@ class IncidentsScreen(Screen):
         self.refresh_table()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.app.open_incident(self.shown[event.cursor_row])
+        self.tl.open_incident(self.shown[event.cursor_row])
 
     def action_open(self) -> None:
         table = self.query_one(DataTable)
         if table.row_count:
-            self.app.open_incident(self.shown[table.cursor_row])
+            self.tl.open_incident(self.shown[table.cursor_row])
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
