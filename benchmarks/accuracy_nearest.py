@@ -53,18 +53,33 @@ def main(folders: list[str]) -> None:
             near = nearest(origin, entries, limit=1)
             top = near[0] if near else None
             chosen, _ = choose_category(origin, near, THRESHOLD)
-            rows.append((log.name, cat, top.category if top else None, top.score if top else 0.0, guess_category(origin), chosen))
+            rows.append(
+                (
+                    log.name,
+                    cat,
+                    top.category if top else None,
+                    top.score if top else 0.0,
+                    guess_category(origin),
+                    chosen,
+                )
+            )
     n = len(rows)
-    print(f"{n} labelled failing logs, {sum(1 for r in rows if r[3] < 0)} without an originating failure found")
+    print(
+        f"{n} labelled failing logs, {sum(1 for r in rows if r[3] < 0)} without an originating failure found"
+    )
     print("threshold  take-nearest  right  wrong  | fallback right (rest)  | all right")
     for t in (40, 45, 50, 55, 60, 65, 70, 75, 80, 90, 101):
         took = [r for r in rows if r[2] and r[3] >= t]
         right = sum(1 for r in took if r[2] == r[1])
         rest = [r for r in rows if not (r[2] and r[3] >= t)]
         fb = sum(1 for r in rest if r[4] == r[1])
-        print(f"{t:>9}  {len(took):>12}  {right:>5}  {len(took) - right:>5}  | {fb:>5} of {len(rest):<14}  | {right + fb}/{n}")
+        print(
+            f"{t:>9}  {len(took):>12}  {right:>5}  {len(took) - right:>5}  | {fb:>5} of {len(rest):<14}  | {right + fb}/{n}"
+        )
     shipped = sum(1 for r in rows if len(r) > 5 and r[5] == r[1])
-    print(f"as shipped (the nearest from {THRESHOLD:g}, else the guess by kind and words): {shipped}/{n} right")
+    print(
+        f"as shipped (the nearest from {THRESHOLD:g}, else the guess by kind and words): {shipped}/{n} right"
+    )
     if "-v" in sys.argv:
         for r in rows:
             print(r)

@@ -22,7 +22,7 @@ SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
 
 LINES = [
     "(APIServer pid=1) INFO 01-20 13:{m:02d}:{s:02d} [loggers.py:123] Engine 000: Avg prompt throughput: {a}.0 tokens/s, Avg generation throughput: {b}.2 tokens/s, Running: {r} reqs, Waiting: 0 reqs, GPU KV cache usage: 1.{r}%, Prefix cache hit rate: 52.1%\n",
-    "(APIServer pid=1) INFO:     10.0.{r}.{a}:5{b:04d} - \"POST /v1/chat/completions HTTP/1.1\" 200 OK\n",
+    '(APIServer pid=1) INFO:     10.0.{r}.{a}:5{b:04d} - "POST /v1/chat/completions HTTP/1.1" 200 OK\n',
     "(APIServer pid=1) INFO 01-20 13:{m:02d}:{s:02d} [logger.py:41] Received request chatcmpl-{a}{b}{r}: params: SamplingParams(n=1, temperature=0.7, top_p=1.0, max_tokens=512), prompt_token_ids: None, lora_request: None.\n",
     "(APIServer pid=1) INFO 01-20 13:{m:02d}:{s:02d} [async_llm.py:270] Added request chatcmpl-{a}{b}{r}.\n",
 ]
@@ -71,8 +71,10 @@ def main() -> None:
         build(big, args.size_mb)
         size = big.stat().st_size / 1e6
         print(f"log: {size:.0f} MB, {sum(1 for _ in open(big, 'rb'))} lines")
-        for name, cmd in (("tracelens diagnose", exe + [str(big)]),
-                          ("grep -cE 'ERROR|Traceback'", ["grep", "-cE", "ERROR|Traceback", str(big)])):
+        for name, cmd in (
+            ("tracelens diagnose", exe + [str(big)]),
+            ("grep -cE 'ERROR|Traceback'", ["grep", "-cE", "ERROR|Traceback", str(big)]),
+        ):
             walls = []
             for _ in range(args.runs):
                 try:
@@ -83,23 +85,32 @@ def main() -> None:
             best = min(walls)
             print(f"{name:28s} best of {args.runs}: {best:6.2f} s  {size / best:7.0f} MB/s")
         # peak RSS of a fresh child only running tracelens
-        code = ("import resource,subprocess,sys;subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
-                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024)")
-        rss = subprocess.run([sys.executable, "-c", code, *exe, str(big)], capture_output=True, text=True)
+        code = (
+            "import resource,subprocess,sys;subprocess.run(sys.argv[1:],stdout=subprocess.DEVNULL);"
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss/1024)"
+        )
+        rss = subprocess.run(
+            [sys.executable, "-c", code, *exe, str(big)], capture_output=True, text=True
+        )
         print(f"tracelens diagnose peak RSS: {float(rss.stdout):.0f} MiB")
     with tempfile.TemporaryDirectory() as tmp:
         small = Path(tmp) / "crash-50k.log"
         data = SEED.read_bytes()
         small.write_bytes(data[:8000] + data[-42000:])  # startup facts + the crash: ~50 KB
         runs = max(args.runs, 15)
-        cmds = {"python -c pass": [sys.executable, "-c", "pass"], "tracelens diagnose": exe + [str(small)]}
+        cmds = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "tracelens diagnose": exe + [str(small)],
+        }
         walls: dict[str, list[float]] = {name: [] for name in cmds}
         for _ in range(runs):  # interleaved, so a slow spell of the machine hits both alike
             for name, cmd in cmds.items():
                 t0 = time.perf_counter()
                 subprocess.run(cmd, stdout=subprocess.PIPE, check=True)
                 walls[name].append(time.perf_counter() - t0)
-        print(f"crash log of {small.stat().st_size / 1e3:.0f} KB, whole command, best / median of {runs}:")
+        print(
+            f"crash log of {small.stat().st_size / 1e3:.0f} KB, whole command, best / median of {runs}:"
+        )
         for name, ts in walls.items():
             ts.sort()
             print(f"  {name:28s} {ts[0] * 1000:5.0f} ms / {ts[len(ts) // 2] * 1000:5.0f} ms")
@@ -114,8 +125,10 @@ def _check_bytecode() -> None:
     import tracelens.cli.app
 
     if not Path(importlib.util.cache_from_source(tracelens.cli.app.__file__)).exists():
-        print("note: tracelens has no cached bytecode here, so each run compiles it; "
-              "measure a regular install (pip install .) for users' figures")
+        print(
+            "note: tracelens has no cached bytecode here, so each run compiles it; "
+            "measure a regular install (pip install .) for users' figures"
+        )
 
 
 if __name__ == "__main__":

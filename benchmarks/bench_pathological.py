@@ -107,7 +107,9 @@ CASES: dict[str, Callable[[Path], None]] = {
 SPECIAL = {"dev-zero": "/dev/zero"}
 
 
-def run(cmd: list[str], env: dict, limit: float, cwd: Path) -> tuple[float, float, float | None, str]:
+def run(
+    cmd: list[str], env: dict, limit: float, cwd: Path
+) -> tuple[float, float, float | None, str]:
     """Wall and CPU seconds, peak RSS (MiB) and how the command ended."""
     code = (
         "import resource,subprocess,sys\n"
@@ -121,7 +123,14 @@ def run(cmd: list[str], env: dict, limit: float, cwd: Path) -> tuple[float, floa
         "print(end)\n"
     )
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-c", code, *cmd], check=False, capture_output=True, text=True, env=env, cwd=cwd)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *cmd],
+        check=False,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+    )
     wall = time.perf_counter() - t0
     lines = out.stdout.splitlines()
     if len(lines) < 2:

@@ -20,7 +20,9 @@ CLEAN = [
     'INFO:     10.0.3.17:52814 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
     "INFO 01-20 13:03:42 [async_llm.py:261] Added request chatcmpl-9f3e2a1b7c4d4e0f.",
 ]
-SECRET = "export HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 AWS_SESSION_TOKEN=IQoJb3JpZ2luX2VjEJr"
+SECRET = (
+    "export HF_TOKEN=hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789 AWS_SESSION_TOKEN=IQoJb3JpZ2luX2VjEJr"
+)
 
 
 def without_precheck(redactor: Redactor, text: str) -> str:
@@ -50,7 +52,9 @@ def main() -> None:
     for name, lines in (("no secret", clean), ("1 line in 50 with secrets", mixed)):
         fast = rate(red, lines)
         slow = rate(lambda t: without_precheck(red, t), lines)
-        print(f"{name:28} pre-check {fast:12,.0f} lines/s   every pattern {slow:12,.0f} lines/s   x{fast / slow:.1f}")
+        print(
+            f"{name:28} pre-check {fast:12,.0f} lines/s   every pattern {slow:12,.0f} lines/s   x{fast / slow:.1f}"
+        )
 
 
 if __name__ == "__main__":

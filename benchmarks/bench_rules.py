@@ -62,7 +62,9 @@ def main() -> None:
         gen = Path(tmp) / "generated"
         (gen / "gen").mkdir(parents=True)
         for k in range(args.rules):
-            (gen / "gen" / f"rule-{k:04d}.yaml").write_text(RULE.format(k=k, category=CATEGORIES[k % 5]))
+            (gen / "gen" / f"rule-{k:04d}.yaml").write_text(
+                RULE.format(k=k, category=CATEGORIES[k % 5])
+            )
         env = dict(os.environ, XDG_CACHE_HOME=str(Path(tmp) / "cache"))
         cmd = [str(Path(sys.executable).with_name("tracelens")), "diagnose", str(log)]
         base = timed(cmd, env, args.runs)

@@ -70,10 +70,14 @@ def main() -> None:
         fill(Store(big), args.incidents)
         fill(Store(small), args.filter_incidents)
         usable, full = asyncio.run(startup(big))
-        print(f"incident list on screen with {args.incidents} incidents: {usable:.2f} s (all loaded for filtering: {full:.2f} s)")
+        print(
+            f"incident list on screen with {args.incidents} incidents: {usable:.2f} s (all loaded for filtering: {full:.2f} s)"
+        )
         times = asyncio.run(keystrokes(small, "cuda memo"))
         ms = sorted(x * 1000 for x in times)
-        print(f"filter keystroke on {args.filter_incidents} incidents: median {ms[len(ms) // 2]:.0f} ms, worst {ms[-1]:.0f} ms")
+        print(
+            f"filter keystroke on {args.filter_incidents} incidents: median {ms[len(ms) // 2]:.0f} ms, worst {ms[-1]:.0f} ms"
+        )
 
 
 if __name__ == "__main__":

@@ -88,14 +88,20 @@ def _save(out: Path | None, kind: str, seed: int) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--minutes", type=float, default=10)
     ap.add_argument("--workers", type=int, default=max(1, (mp.cpu_count() or 2) - 1))
     ap.add_argument("--seed", type=int, default=0, help="first seed")
     ap.add_argument("--timeout", type=float, default=60, help="seconds before an input is a hang")
-    ap.add_argument("--slowest", type=int, default=10, help="how many of the slowest inputs to report")
+    ap.add_argument(
+        "--slowest", type=int, default=10, help="how many of the slowest inputs to report"
+    )
     ap.add_argument("--out", type=Path, help="folder for crashing, hanging and the slowest inputs")
-    ap.add_argument("--replay", type=int, metavar="SEED", help="run one input here and show any traceback")
+    ap.add_argument(
+        "--replay", type=int, metavar="SEED", help="run one input here and show any traceback"
+    )
     args = ap.parse_args()
     if args.replay is not None:
         log, applied, data = from_seed(args.replay)
@@ -129,7 +135,10 @@ def main() -> None:
                 total_s += secs
                 if error:
                     crashes.append((s, log, applied, error))
-                    print(f"CRASH seed {s}: {log} + {', '.join(applied)}: {error}{_save(args.out, 'crash', s)}", flush=True)
+                    print(
+                        f"CRASH seed {s}: {log} + {', '.join(applied)}: {error}{_save(args.out, 'crash', s)}",
+                        flush=True,
+                    )
                 slow.append((secs, s, log, applied, size))
                 slow = sorted(slow, reverse=True)[: args.slowest]
                 w.give(seed)
@@ -137,22 +146,32 @@ def main() -> None:
             elif now - w.since > args.timeout:
                 log, applied, data = from_seed(w.seed)
                 hangs.append((w.seed, log, applied))
-                print(f"HANG seed {w.seed}: {log} + {', '.join(applied)} ({len(data)} bytes) still running after {args.timeout:g} s{_save(args.out, 'hang', w.seed)}", flush=True)
+                print(
+                    f"HANG seed {w.seed}: {log} + {', '.join(applied)} ({len(data)} bytes) still running after {args.timeout:g} s{_save(args.out, 'hang', w.seed)}",
+                    flush=True,
+                )
                 w.kill()
                 workers[workers.index(w)] = nw = Worker()
                 nw.give(seed)
                 seed += 1
         if now >= next_report:
-            print(f"[{(now - start) / 60:5.1f} min] {done} inputs, {len(crashes)} crashes, {len(hangs)} hangs, slowest {slow[0][0] if slow else 0:.2f} s", flush=True)
+            print(
+                f"[{(now - start) / 60:5.1f} min] {done} inputs, {len(crashes)} crashes, {len(hangs)} hangs, slowest {slow[0][0] if slow else 0:.2f} s",
+                flush=True,
+            )
             next_report += 60
     for w in workers:
         w.kill()
     minutes = (time.perf_counter() - start) / 60
-    print(f"\n{done} inputs in {minutes:.1f} min ({args.workers} workers, seeds {args.seed}-{seed - 1}); "
-          f"{len(crashes)} crashes, {len(hangs)} hangs; mean {total_s / max(done, 1) * 1000:.0f} ms per input")
+    print(
+        f"\n{done} inputs in {minutes:.1f} min ({args.workers} workers, seeds {args.seed}-{seed - 1}); "
+        f"{len(crashes)} crashes, {len(hangs)} hangs; mean {total_s / max(done, 1) * 1000:.0f} ms per input"
+    )
     print(f"slowest {len(slow)}:")
     for secs, s, log, applied, size in slow:
-        print(f"  {secs:6.2f} s  {size / 1e3:8.0f} KB  {size / 1e6 / secs if secs else 0:6.2f} MB/s  seed {s}: {log} + {', '.join(applied)}{_save(args.out, 'slow', s)}")
+        print(
+            f"  {secs:6.2f} s  {size / 1e3:8.0f} KB  {size / 1e6 / secs if secs else 0:6.2f} MB/s  seed {s}: {log} + {', '.join(applied)}{_save(args.out, 'slow', s)}"
+        )
     sys.exit(1 if crashes or hangs else 0)
 
 

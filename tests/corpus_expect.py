@@ -93,16 +93,22 @@ def promote() -> None:
         if not diags or diags[0].rule_id == "unrecognized":
             continue
         first = diags[0]
-        held = not first.secondary and any(e.line == want.get("line") for d in diags if not d.secondary for e in d.evidence)
-        print(f"{log.name}: {first.rule_id} ({first.category}; expected {want.get('category')})"
-              + ("" if held else f": evidence does not hold line {want.get('line')}, left in place"))
+        held = not first.secondary and any(
+            e.line == want.get("line") for d in diags if not d.secondary for e in d.evidence
+        )
+        print(
+            f"{log.name}: {first.rule_id} ({first.category}; expected {want.get('category')})"
+            + ("" if held else f": evidence does not hold line {want.get('line')}, left in place")
+        )
         if not held:
             continue
         data.pop("unrecognized", None)
         data["top_rule"] = first.rule_id
         path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100))
         for p in (log, path):
-            subprocess.run(["git", "mv", str(p), str(CORPUS / "incidents" / p.name)], check=True, cwd=ROOT)
+            subprocess.run(
+                ["git", "mv", str(p), str(CORPUS / "incidents" / p.name)], check=True, cwd=ROOT
+            )
     # incidents that expected an unrecognized failure and that a rule now diagnoses
     for log in corpus_logs():
         path = expect_path(log)
@@ -112,7 +118,9 @@ def promote() -> None:
         diags = report(parse_path(str(log))).diagnoses
         if diags and diags[0].rule_id != "unrecognized" and not diags[0].secondary:
             print(f"{log.relative_to(CORPUS)}: now {diags[0].rule_id} ({diags[0].category})")
-            path.write_text(path.read_text().replace("top_rule: unrecognized", f"top_rule: {diags[0].rule_id}"))
+            path.write_text(
+                path.read_text().replace("top_rule: unrecognized", f"top_rule: {diags[0].rule_id}")
+            )
 
 
 if __name__ == "__main__":

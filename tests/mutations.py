@@ -95,7 +95,8 @@ def splice(data: bytes, rnd: random.Random) -> bytes:
 
 
 MUTATIONS: dict[str, Callable[[bytes, random.Random], bytes]] = {
-    f.__name__: f for f in (flip_bytes, truncate, duplicate_lines, add_prefixes, bare_cr_line_ends, splice)
+    f.__name__: f
+    for f in (flip_bytes, truncate, duplicate_lines, add_prefixes, bare_cr_line_ends, splice)
 }
 MAX_SIZE = 4 << 20
 """Mutations stop once an input passes this size (duplication compounds)."""

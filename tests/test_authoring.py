@@ -29,7 +29,10 @@ def test_rules_new_from_a_log_passes_its_own_test(tmp_path, capsys):
     log = tmp_path / "crash.log"
     log.write_bytes(NOVEL)
     rules = tmp_path / "my-rules"
-    assert main(["rules", "new", "app/frobnicator-jam", "--rules", str(rules), "--from", str(log)]) == 0
+    assert (
+        main(["rules", "new", "app/frobnicator-jam", "--rules", str(rules), "--from", str(log)])
+        == 0
+    )
     rule = yaml.safe_load((rules / "app" / "frobnicator-jam.yaml").read_text())
     assert rule["match"]["all"][0]["exception"]["type"] == "RuntimeError$"
     assert (rules / "app" / "frobnicator-jam.example.log").read_bytes() == NOVEL
@@ -49,7 +52,9 @@ def test_rules_new_from_a_log_passes_its_own_test(tmp_path, capsys):
         (["rules", "show", "torch/gpu-om"], "did you mean 'torch/gpu-oom'"),
     ],
 )
-def test_rules_new_and_test_refuse_bad_input_in_one_line(args, needle, tmp_path, capsys, monkeypatch):
+def test_rules_new_and_test_refuse_bad_input_in_one_line(
+    args, needle, tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     assert main(args) == 2
     err = capsys.readouterr().err
@@ -94,7 +99,11 @@ def test_the_seed_keeps_its_diagnosis_in_every_envelope(name, fn):
 @pytest.mark.parametrize(
     "line,stream,text",
     [
-        ("(RayWorkerWrapper pid=9, ip=10.0.0.7) (EngineCore_DP0 pid=245) boom", "RayWorkerWrapper pid=9, ip=10.0.0.7 / EngineCore_DP0 pid=245", "boom"),
+        (
+            "(RayWorkerWrapper pid=9, ip=10.0.0.7) (EngineCore_DP0 pid=245) boom",
+            "RayWorkerWrapper pid=9, ip=10.0.0.7 / EngineCore_DP0 pid=245",
+            "boom",
+        ),
         ("2025-11-20T13:00:01.000000001Z 2025-11-20T13:00:01Z ValueError: x", "", "ValueError: x"),
         ("0: \tsize mismatch for lm_head.weight", "0", "\tsize mismatch for lm_head.weight"),
     ],

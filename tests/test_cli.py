@@ -18,7 +18,11 @@ HEALTHY = sorted((ROOT / "corpus" / "healthy").glob("*.log"))
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "tracelens", *args], input=stdin, capture_output=True, cwd=ROOT, timeout=120
+        [sys.executable, "-m", "tracelens", *args],
+        input=stdin,
+        capture_output=True,
+        cwd=ROOT,
+        timeout=120,
     )
 
 
@@ -28,8 +32,18 @@ def test_diagnose_json_contract():
     data = json.loads(p.stdout)
     assert isinstance(data["diagnoses"], list) and data["diagnoses"]
     d = data["diagnoses"][0]
-    for key in ("rule_id", "title", "category", "severity", "confidence", "root_cause", "remedies",
-                "does_not_help", "evidence", "references"):
+    for key in (
+        "rule_id",
+        "title",
+        "category",
+        "severity",
+        "confidence",
+        "root_cause",
+        "remedies",
+        "does_not_help",
+        "evidence",
+        "references",
+    ):
         assert key in d, key
     assert {"title", "steps", "commands"} <= set(d["remedies"][0])
     assert {"line", "text"} <= set(d["evidence"][0])
@@ -60,7 +74,10 @@ def test_healthy_log_gives_empty_diagnoses(log):
         (("diagnose", "corpus"), b"is a directory"),
         (("diagnose", "--format", "yaml", "x.log"), b"Invalid value"),
         (("explain", "no/such-rule"), b"no rule"),
-        (("diagnose", "--rules", "/nonexistent-rules-dir", str(SEED)), b"rules directory not found"),
+        (
+            ("diagnose", "--rules", "/nonexistent-rules-dir", str(SEED)),
+            b"rules directory not found",
+        ),
     ],
 )
 def test_usage_and_input_errors_exit_2_with_one_line(args, needle):
@@ -84,13 +101,17 @@ def test_fail_on(level, code):
 def test_the_process_writes_all_its_output_before_it_ends():
     out = run("diagnose", str(SEED), "--format", "json")
     assert out.returncode == 0 and out.stderr == b""
-    assert json.loads(out.stdout)["diagnoses"][0]["rule_id"] == "vllm/attention/mla-fp8-kv-unsupported"
+    assert (
+        json.loads(out.stdout)["diagnoses"][0]["rule_id"] == "vllm/attention/mla-fp8-kv-unsupported"
+    )
 
 
 def test_a_reader_that_stops_early_is_no_error():
     proc = subprocess.Popen(
         [sys.executable, "-m", "tracelens", "diagnose", str(SEED), "--format", "json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
     )
     assert proc.stdout is not None and proc.stderr is not None
     proc.stdout.read(16)  # like `| head -c 16`
@@ -104,7 +125,9 @@ def test_fail_on_healthy_exits_0():
     assert run("diagnose", str(HEALTHY[0]), "--fail-on", "warning").returncode == 0
 
 
-@pytest.mark.parametrize("fmt,needle", [("markdown", "### 1."), ("jira", "h3. 1."), ("text", "[1]")])
+@pytest.mark.parametrize(
+    "fmt,needle", [("markdown", "### 1."), ("jira", "h3. 1."), ("text", "[1]")]
+)
 def test_other_formats(fmt, needle, capsys):
     assert main(["diagnose", str(SEED), "--format", fmt]) == 0
     assert needle in capsys.readouterr().out
@@ -143,10 +166,14 @@ def test_rules_lint_reports_every_problem(tmp_path, capsys):
     d = tmp_path / "mine"
     d.mkdir()
     (d / "a.yaml").write_text("id: a\n")
-    (d / "b.yaml").write_text("id: b\ntitle: t\ncategory: nope\nseverity: fatal\nmatch: {all: [{line: 'x'}]}\n"
-                              "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n")
-    (d / "c.yaml").write_text("id: c\ntitle: t\ncategory: gpu-oom\nseverity: fatal\nmatch: {all: [{line: '(?=x)'}]}\n"
-                              "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n")
+    (d / "b.yaml").write_text(
+        "id: b\ntitle: t\ncategory: nope\nseverity: fatal\nmatch: {all: [{line: 'x'}]}\n"
+        "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n"
+    )
+    (d / "c.yaml").write_text(
+        "id: c\ntitle: t\ncategory: gpu-oom\nseverity: fatal\nmatch: {all: [{line: '(?=x)'}]}\n"
+        "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\n"
+    )
     assert main(["rules", "lint", str(d)]) == 1
     out = capsys.readouterr().out
     assert "a.yaml" in out and "b.yaml:3: category" in out and "c.yaml" in out and "RE2" in out

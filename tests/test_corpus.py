@@ -74,7 +74,10 @@ def test_a_failing_log_leads_with_a_cause_not_a_symptom(log):
         # the originating line is in the first diagnosis's evidence, or in that of another
         # cause ranked below a broader one (a build failure above the compiler's own error)
         causes = [d for d in rep.diagnoses if not d.secondary]
-        assert any(origin.covers(e.line) for d in causes for e in d.evidence), (origin.line, first.rule_id)
+        assert any(origin.covers(e.line) for d in causes for e in d.evidence), (
+            origin.line,
+            first.rule_id,
+        )
 
 
 HEALTHY = sorted((CORPUS / "healthy").glob("*.log"))

@@ -23,8 +23,13 @@ def test_cli_reference_is_current():
 def test_readme_opens_with_the_two_commands():
     text = (ROOT / "README.md").read_text()
     block = text.split("```sh", 1)[1].split("```", 1)[0].strip().splitlines()
-    assert block[0].startswith("python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/tracelens diagnose corpus/")
-    assert block[1] == "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/python -m pytest"
+    assert block[0].startswith(
+        "python3 -m venv .venv && .venv/bin/pip install . && .venv/bin/tracelens diagnose corpus/"
+    )
+    assert (
+        block[1]
+        == "python3 -m venv .venv && .venv/bin/pip install '.[test]' && .venv/bin/python -m pytest"
+    )
 
 
 def test_ci_runs_the_readme_test_command():

@@ -32,10 +32,13 @@ def _full_disk(path, *args, **kwargs):
     return conn
 
 
-@pytest.mark.parametrize("connect,needle", [
-    (_read_only, "readonly database"),
-    (_full_disk, "disk is full"),
-])
+@pytest.mark.parametrize(
+    "connect,needle",
+    [
+        (_read_only, "readonly database"),
+        (_full_disk, "disk is full"),
+    ],
+)
 def test_unwritable_database_is_one_line_exit_2(tmp_path, capsys, monkeypatch, connect, needle):
     db = tmp_path / "incidents.db"
     assert main(["ingest", "--db", str(db), str(SEED)]) == 0
@@ -57,11 +60,14 @@ def _damage(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("args", [
-    ["ingest", str(SEED)],
-    ["incidents", "list"],
-    ["incidents", "resolve", "1", "--note", "x"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ingest", str(SEED)],
+        ["incidents", "list"],
+        ["incidents", "resolve", "1", "--note", "x"],
+    ],
+)
 def test_damaged_database_is_refused_in_one_line(tmp_path, capsys, args):
     db = tmp_path / "incidents.db"
     assert main(["ingest", "--db", str(db), str(GPU_LOGS)]) == 0
@@ -74,12 +80,15 @@ def test_damaged_database_is_refused_in_one_line(tmp_path, capsys, args):
     assert db.read_bytes() == before  # nothing written into it
 
 
-@pytest.mark.parametrize("args", [
-    ["incidents", "show", "18446744073709551616"],
-    ["incidents", "resolve", "9223372036854775808"],
-    ["incidents", "attach", "99999999999999999999999", "OPS-1"],
-    ["ticket", "18446744073709551616"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["incidents", "show", "18446744073709551616"],
+        ["incidents", "resolve", "9223372036854775808"],
+        ["incidents", "attach", "99999999999999999999999", "OPS-1"],
+        ["ticket", "18446744073709551616"],
+    ],
+)
 def test_incident_id_past_64_bits_is_one_line(tmp_path, capsys, args):
     db = tmp_path / "incidents.db"
     assert main(["ingest", "--db", str(db), str(SEED)]) == 0
@@ -89,31 +98,45 @@ def test_incident_id_past_64_bits_is_one_line(tmp_path, capsys, args):
     assert "internal error" not in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("args,redirect,needle", [
-    (["diagnose", str(SEED)], ">/dev/full", "No space left"),
-    (["rules", "list"], ">/dev/full", "No space left"),
-    (["incidents", "list"], ">/dev/full", "No space left"),
-    (["diagnose", str(SEED)], ">&-", "standard output is closed"),
-    (["diagnose", "-"], "<&-", "no log"),
-    (["tui", "-"], "<&- >/dev/null", "no log"),
-])
+@pytest.mark.parametrize(
+    "args,redirect,needle",
+    [
+        (["diagnose", str(SEED)], ">/dev/full", "No space left"),
+        (["rules", "list"], ">/dev/full", "No space left"),
+        (["incidents", "list"], ">/dev/full", "No space left"),
+        (["diagnose", str(SEED)], ">&-", "standard output is closed"),
+        (["diagnose", "-"], "<&-", "no log"),
+        (["tui", "-"], "<&- >/dev/null", "no log"),
+    ],
+)
 def test_closed_or_full_streams_are_one_line(tmp_path, args, redirect, needle):
     db = tmp_path / "incidents.db"
     main(["ingest", "--db", str(db), str(SEED)])
     command = " ".join(shlex.quote(a) for a in [sys.executable, "-m", "tracelens", *args])
     p = subprocess.run(
-        ["bash", "-c", f"{command} {redirect}"], check=False, cwd=ROOT, stderr=subprocess.PIPE,
+        ["bash", "-c", f"{command} {redirect}"],
+        check=False,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
         env={**os.environ, "TRACELENS_DB": str(db)},
     )
     err = p.stderr.decode().strip()
     assert p.returncode == 2, err
-    assert needle in err and "internal error" not in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert (
+        needle in err
+        and "internal error" not in err
+        and "Traceback" not in err
+        and len(err.splitlines()) == 1
+    )
 
 
-@pytest.mark.parametrize("connect,needle", [
-    (_read_only, "readonly database"),
-    (_full_disk, "disk is full"),
-])
+@pytest.mark.parametrize(
+    "connect,needle",
+    [
+        (_read_only, "readonly database"),
+        (_full_disk, "disk is full"),
+    ],
+)
 def test_tui_save_into_an_unwritable_store_is_a_toast(tmp_path, monkeypatch, connect, needle):
     import asyncio
 

@@ -15,42 +15,76 @@ CASES = {
         "trust_remote_code=True, dtype=torch.bfloat16, max_seq_len=131072, tensor_parallel_size=8, "
         "pipeline_parallel_size=1, data_parallel_size=1, quantization=modelopt_fp4, enforce_eager=False, "
         "kv_cache_dtype=fp8_e4m3, device_config=cuda",
-        {"vllm_version": "0.16.0rc2.dev313+g4a1d5c2e9", "model": "/models/nvidia/Kimi-K2.5-NVFP4",
-         "model_path": "/models/nvidia/Kimi-K2.5-NVFP4", "dtype": "torch.bfloat16", "max_model_len": "131072",
-         "tensor_parallel_size": "8", "quantization": "modelopt_fp4", "kv_cache_dtype": "fp8_e4m3",
-         "trust_remote_code": "True"},
+        {
+            "vllm_version": "0.16.0rc2.dev313+g4a1d5c2e9",
+            "model": "/models/nvidia/Kimi-K2.5-NVFP4",
+            "model_path": "/models/nvidia/Kimi-K2.5-NVFP4",
+            "dtype": "torch.bfloat16",
+            "max_model_len": "131072",
+            "tensor_parallel_size": "8",
+            "quantization": "modelopt_fp4",
+            "kv_cache_dtype": "fp8_e4m3",
+            "trust_remote_code": "True",
+        },
     ),
     "non-default args vs effective config": (
         "(APIServer pid=1) INFO 01-20 13:03:40 [utils.py:253] non-default args: {'model_tag': '/m', "
         "'model': '/m', 'kv_cache_dtype': 'auto', 'tensor_parallel_size': 4}\n"
         "(EngineCore_DP0 pid=2) INFO 01-20 13:03:45 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with "
         "config: model='/m', tensor_parallel_size=4, kv_cache_dtype=fp8_e4m3, device_config=cuda",
-        {"kv_cache_dtype_arg": "auto", "kv_cache_dtype": "fp8_e4m3", "tensor_parallel_size": "4", "vllm_version": "0.11.0"},
+        {
+            "kv_cache_dtype_arg": "auto",
+            "kv_cache_dtype": "fp8_e4m3",
+            "tensor_parallel_size": "4",
+            "vllm_version": "0.11.0",
+        },
     ),
     "argparse namespace (older vLLM)": (
         "INFO 03-11 09:14:05 [api_server.py:1044] args: Namespace(model_tag='/m', port=8000, model='/m', "
         "kv_cache_dtype='fp8', tensor_parallel_size=2, max_model_len=4096)",
-        {"kv_cache_dtype_arg": "fp8", "tensor_parallel_size": "2", "max_model_len": "4096", "model": "/m"},
+        {
+            "kv_cache_dtype_arg": "fp8",
+            "tensor_parallel_size": "2",
+            "max_model_len": "4096",
+            "model": "/m",
+        },
     ),
     "sglang server args": (
         "[2025-04-10 02:11:40] server_args=ServerArgs(model_path='/models/ds-v3', tokenizer_path='/models/ds-v3', "
         "dtype='auto', kv_cache_dtype='auto', quantization=None, context_length=32768, port=30000, "
         "mem_fraction_static=0.92, tp_size=8, dp_size=1)",
-        {"model": "/models/ds-v3", "model_path": "/models/ds-v3", "tensor_parallel_size": "8",
-         "mem_fraction_static": "0.92", "max_model_len": "32768", "kv_cache_dtype_arg": "auto"},
+        {
+            "model": "/models/ds-v3",
+            "model_path": "/models/ds-v3",
+            "tensor_parallel_size": "8",
+            "mem_fraction_static": "0.92",
+            "max_model_len": "32768",
+            "kv_cache_dtype_arg": "auto",
+        },
     ),
     "command line": (
         "$ vllm serve /models/llama --tensor-parallel-size 2 --kv-cache-dtype=fp8 --max-model-len 8192",
-        {"model": "/models/llama", "model_path": "/models/llama", "tensor_parallel_size": "2",
-         "kv_cache_dtype_arg": "fp8", "max_model_len": "8192"},
+        {
+            "model": "/models/llama",
+            "model_path": "/models/llama",
+            "tensor_parallel_size": "2",
+            "kv_cache_dtype_arg": "fp8",
+            "max_model_len": "8192",
+        },
     ),
     "attention selector payload": (
         "ValueError: No valid attention backend found for cuda with AttentionSelectorConfig(head_size=576, "
         "dtype=torch.bfloat16, kv_cache_dtype=fp8_e4m3, block_size=None, use_mla=True, has_sink=False, "
         "use_sparse=False). Reasons: {FLASH_ATTN_MLA: [compute capability not supported], "
         "TRITON_MLA: [kv_cache_dtype not supported]}.",
-        {"head_size": "576", "use_mla": "True", "kv_cache_dtype": "fp8_e4m3", "use_sparse": "False",
-         "rejected_backends": "FLASH_ATTN_MLA,TRITON_MLA", "rejected.TRITON_MLA": "kv_cache_dtype not supported"},
+        {
+            "head_size": "576",
+            "use_mla": "True",
+            "kv_cache_dtype": "fp8_e4m3",
+            "use_sparse": "False",
+            "rejected_backends": "FLASH_ATTN_MLA,TRITON_MLA",
+            "rejected.TRITON_MLA": "kv_cache_dtype not supported",
+        },
     ),
     "collect_env": (
         """\
@@ -70,10 +104,18 @@ CASES = {
         [pip3] triton==3.5.1
         vLLM Version: 0.11.2
         """,
-        {"torch_version": "2.9.1+cu128", "cuda_version": "12.8", "python_version": "3.12.11",
-         "gpu_name": "NVIDIA H200", "gpu_count": "2", "compute_capability": "9.0",
-         "driver_version": "570.133.20", "transformers_version": "4.57.6", "triton_version": "3.5.1",
-         "vllm_version": "0.11.2"},
+        {
+            "torch_version": "2.9.1+cu128",
+            "cuda_version": "12.8",
+            "python_version": "3.12.11",
+            "gpu_name": "NVIDIA H200",
+            "gpu_count": "2",
+            "compute_capability": "9.0",
+            "driver_version": "570.133.20",
+            "transformers_version": "4.57.6",
+            "triton_version": "3.5.1",
+            "vllm_version": "0.11.2",
+        },
     ),
     "nvidia-smi table": (
         """\
@@ -82,8 +124,11 @@ CASES = {
         |-----------------------------------------+------------------------+----------------------+
         |   0  NVIDIA RTX PRO 6000 Blackwell Server Edition  On  |   00000000:18:00.0 Off |  0 |
         """,
-        {"driver_version": "570.133.20", "gpu_name": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
-         "compute_capability": "12.0"},
+        {
+            "driver_version": "570.133.20",
+            "gpu_name": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+            "compute_capability": "12.0",
+        },
     ),
     "torch capability warning": (
         "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
@@ -136,7 +181,12 @@ CASES = {
         - PyTorch version (GPU?): 2.4.0+cu124 (True)
         - `transformers` version: 4.44.2
         """,
-        {"accelerate_version": "0.34.0", "python_version": "3.10.12", "torch_version": "2.4.0+cu124", "transformers_version": "4.44.2"},
+        {
+            "accelerate_version": "0.34.0",
+            "python_version": "3.10.12",
+            "torch_version": "2.4.0+cu124",
+            "transformers_version": "4.44.2",
+        },
     ),
     "a version at the end of a sentence": (
         "ImportError: vllm>=0.4.3,<=0.7.3 is required for a normal functioning of this module, but found vllm==0.8.1.",
@@ -180,7 +230,7 @@ def test_exception_line_printed_alone_keeps_its_continuation():
         "/opt/lib/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n"
         "INFO 01-20 13:03:40 [x.py:1] next record\n"
     )
-    (exc, _tb), = list(iter_exceptions(doc))
+    ((exc, _tb),) = list(iter_exceptions(doc))
     assert exc.message.splitlines() == [
         "Failed to import transformers.models.x.modeling_x because of the following error:",
         "/opt/lib/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
@@ -201,6 +251,6 @@ def test_an_indented_message_block_continues_past_three_lines():
         "unrelated line two\n"
         "unrelated line three\n"
     )
-    (exc, _tb), = list(iter_exceptions(doc))
+    ((exc, _tb),) = list(iter_exceptions(doc))
     assert exc.message.splitlines()[-2:] == ["Ray: 2.44.1", "Python: 3.11.10"]
     assert "unrelated line three" not in exc.message

@@ -11,7 +11,7 @@ SAMPLES = [(shape.kind, line) for shape in SHAPES for line in shape.samples]
 
 HEALTHY = [
     "INFO 01-20 13:03:50 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000",
-    "INFO:     127.0.0.1:51234 - \"POST /v1/chat/completions HTTP/1.1\" 200 OK",
+    'INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
     "INFO:     Started server process [4155]",
     "Capturing CUDA graphs (mixed prefill-decode, PIECEWISE): 100%|██████████| 67/67 [00:04<00:00, 15.2it/s]",
     "node-1:2345:2345 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>",

@@ -58,17 +58,22 @@ def test_one_bad_file_is_reported_and_the_rest_go_in(tmp_path, capsys, monkeypat
     if bad == "non-utf8-name":
         assert occ == 3  # the oddly named log goes in too, its name shown with escapes
         store = Store(db)
-        sources = {o["source"] for i in store.incidents() for o in store.incident(i["id"])["occurrences"]}
+        sources = {
+            o["source"] for i in store.incidents() for o in store.incident(i["id"])["occurrences"]
+        }
         assert any("\\xff" in s for s in sources)
     else:
         assert occ == 2 and "skipped" in captured.err and "b.log" in captured.err
 
 
-@pytest.mark.parametrize("runs,extra,expected", [
-    (3, [], 1),
-    (3, ["--recount"], 3),
-    (1, [], 1),
-])
+@pytest.mark.parametrize(
+    "runs,extra,expected",
+    [
+        (3, [], 1),
+        (3, ["--recount"], 3),
+        (1, [], 1),
+    ],
+)
 def test_ingesting_the_same_log_again_counts_it_once(tmp_path, capsys, runs, extra, expected):
     db = tmp_path / "incidents.db"
     copy = tmp_path / "renamed.log"

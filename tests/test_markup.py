@@ -66,8 +66,16 @@ def _hostile_report(text: str) -> dict:
 
 
 def _incident(text: str) -> dict:
-    return {"id": 7, "title": text, "count": 2, "first_seen": "2025-01-01", "last_seen": "2025-01-02",
-            "status": "open", "resolution_note": text, "fingerprint": "f"}
+    return {
+        "id": 7,
+        "title": text,
+        "count": 2,
+        "first_seen": "2025-01-01",
+        "last_seen": "2025-01-02",
+        "status": "open",
+        "resolution_note": text,
+        "fingerprint": "f",
+    }
 
 
 def _html(markdown: str) -> str:
@@ -77,7 +85,9 @@ def _html(markdown: str) -> str:
 @pytest.mark.parametrize("text", HOSTILE)
 @pytest.mark.parametrize("with_incident", [False, True])
 def test_markdown_ticket_renders_log_text_literally(text, with_incident):
-    md = render_ticket("markdown", _hostile_report(text), f"1: {text}", _incident(text) if with_incident else None)
+    md = render_ticket(
+        "markdown", _hostile_report(text), f"1: {text}", _incident(text) if with_incident else None
+    )
     html = _html(md)
     assert "evil.example" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html))
     assert "<img" not in html and "<strong>b" not in html and "<em>i" not in html
@@ -120,19 +130,30 @@ def test_jira_ticket_renders_log_text_literally(text):
 @pytest.mark.parametrize("fmt", ["markdown", "jira"])
 @pytest.mark.parametrize("text", HOSTILE[3:6])
 def test_diagnose_markup_formats_escape_an_unrecognized_title(fmt, text):
-    log = "\n".join([
-        "Traceback (most recent call last):",
-        '  File "/app/tl_fixture/run.py", line 3, in go',
-        "    step()",
-        f"RuntimeError: {' '.join(text.split())}",
-    ]) + "\n"
+    log = (
+        "\n".join(
+            [
+                "Traceback (most recent call last):",
+                '  File "/app/tl_fixture/run.py", line 3, in go',
+                "    step()",
+                f"RuntimeError: {' '.join(text.split())}",
+            ]
+        )
+        + "\n"
+    )
     out = render(diagnose(log), fmt)
     if fmt == "markdown":
         html = _html(out)
-        assert "evil.example" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html)) and "<img" not in html
+        assert (
+            "evil.example" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html))
+            and "<img" not in html
+        )
     else:
         outside, _ = _jira_outside_blocks(out)
-        assert all(not re.search(r"(?<!\\)[\[!]|(?<!\\)\{(?!\{)", re.sub(r"\{\{|\}\}", "", line)) for line in outside)
+        assert all(
+            not re.search(r"(?<!\\)[\[!]|(?<!\\)\{(?!\{)", re.sub(r"\{\{|\}\}", "", line))
+            for line in outside
+        )
 
 
 def test_ticket_from_a_log_with_a_hostile_message_is_literal(tmp_path, capsys):

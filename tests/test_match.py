@@ -42,7 +42,7 @@ def test_fact_tests(test, value, expected):
         ("cp {model_path}/c.json{,.bak}", {"model_path": "/m"}, "cp /m/c.json{,.bak}"),
         ("tp={tensor_parallel_size}", {}, "tp=<tensor_parallel_size>"),
         ("{a}{b}", {"a": "1", "b": "2"}, "12"),
-        ("json {\"k\": 1}", {}, "json {\"k\": 1}"),
+        ('json {"k": 1}', {}, 'json {"k": 1}'),
     ],
 )
 def test_fill(template, values, expected):
@@ -68,11 +68,28 @@ references: [https://example.org/x]
 """
 
 
-def write_rule(root: Path, rid: str, match: str, *, category="gpu-oom", secondary=False, needs='"OutOfMemoryError"', title="t"):
+def write_rule(
+    root: Path,
+    rid: str,
+    match: str,
+    *,
+    category="gpu-oom",
+    secondary=False,
+    needs='"OutOfMemoryError"',
+    title="t",
+):
     path = root / (rid + ".yaml")
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(RULE.format(id=rid, title=title, category=category, secondary=str(secondary).lower(),
-                                needs=needs, match=textwrap.indent(match, "  ")))
+    path.write_text(
+        RULE.format(
+            id=rid,
+            title=title,
+            category=category,
+            secondary=str(secondary).lower(),
+            needs=needs,
+            match=textwrap.indent(match, "  "),
+        )
+    )
 
 
 LOG = """\
@@ -87,11 +104,28 @@ INFO 01-20 13:03:41 [core.py:76] Initializing a V1 LLM engine (v0.11.0) with con
 
 @pytest.fixture()
 def rules(tmp_path):
-    write_rule(tmp_path, "t/oom", "all:\n  - exception: {type: 'OutOfMemoryError$', message: 'Tried to allocate (?P<alloc>[\\d.]+ [GM]iB)'}\n  - frame: {function: '^profile_run$'}\n")
+    write_rule(
+        tmp_path,
+        "t/oom",
+        "all:\n  - exception: {type: 'OutOfMemoryError$', message: 'Tried to allocate (?P<alloc>[\\d.]+ [GM]iB)'}\n  - frame: {function: '^profile_run$'}\n",
+    )
     write_rule(tmp_path, "t/oom-generic", "all:\n  - line: 'CUDA out of memory'\n")
-    write_rule(tmp_path, "t/dead", "all:\n  - line: 'EngineDeadError'\n", category="worker-died", secondary=True, needs='"EngineDeadError"')
+    write_rule(
+        tmp_path,
+        "t/dead",
+        "all:\n  - line: 'EngineDeadError'\n",
+        category="worker-died",
+        secondary=True,
+        needs='"EngineDeadError"',
+    )
     write_rule(tmp_path, "t/never", "all:\n  - line: 'never printed'\n", needs='"never printed"')
-    write_rule(tmp_path, "t/old-vllm", "all:\n  - line: 'EngineDeadError'\n  - fact: {vllm_version: '<0.10'}\n", category="worker-died", needs='"EngineDeadError"')
+    write_rule(
+        tmp_path,
+        "t/old-vllm",
+        "all:\n  - line: 'EngineDeadError'\n  - fact: {vllm_version: '<0.10'}\n",
+        category="worker-died",
+        needs='"EngineDeadError"',
+    )
     return load([tmp_path])
 
 
@@ -118,14 +152,19 @@ def test_evidence_placeholders_and_upgrade_in_place(rules):
 
 def test_a_symptom_whose_cause_is_not_in_the_log_is_reported_alone():
     # the shipped symptom rule declares EngineDeadError as a report of another failure
-    rep = diagnose("(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n")
+    rep = diagnose(
+        "(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n"
+    )
     assert [d.rule_id for d in rep.diagnoses] == ["vllm/engine-dead"]
     assert rep.diagnoses[0].secondary
 
 
 def test_an_undeclared_wrapper_alone_is_named_as_the_failure(rules):
     # a symptom rule that does not declare what it reports: the exception is all there is
-    rep = diagnose("(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n", rules)
+    rep = diagnose(
+        "(APIServer pid=1) ERROR 01-20 13:03:51 [core_client.py:1] EngineDeadError: engine died\n",
+        rules,
+    )
     assert [d.rule_id for d in rep.diagnoses] == ["unrecognized", "t/dead"]
 
 
@@ -148,30 +187,45 @@ def test_a_failure_no_rule_knows_comes_first_and_the_symptom_points_at_it():
     un, symptom = rep.diagnoses
     # the bare exception line belongs to the TP0 stream although SGLang did not tag it
     assert rep.document.tracebacks[0].exception.type == "TypeError"
-    assert "line 7 in TP0: TypeError: 'NoneType' object cannot be interpreted as an integer" in un.root_cause
+    assert (
+        "line 7 in TP0: TypeError: 'NoneType' object cannot be interpreted as an integer"
+        in un.root_cause
+    )
     assert "raised in set_mamba_track_indices_from_reqs" in un.root_cause
     assert "line 7: TypeError" in symptom.notes[0]
     assert 7 in {e.line for e in symptom.evidence}
 
 
 def test_wrappers_that_report_another_process_are_not_named_as_the_cause():
-    log = Path(__file__).resolve().parent.parent / "rules" / "vllm" / "worker-died-unexpectedly.example.log"
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "rules"
+        / "vllm"
+        / "worker-died-unexpectedly.example.log"
+    )
     rep = diagnose(log.read_bytes())  # only "RuntimeError: Executor failed." and EngineDeadError
     assert rep.diagnoses and all(d.secondary for d in rep.diagnoses)
     assert not any("No rule recognizes" in n for d in rep.diagnoses for n in d.notes)
 
 
 def test_a_cause_found_by_a_rule_gets_no_such_note():
-    rep = diagnose(SGLANG_CRASH.replace(
-        "TypeError: 'NoneType' object cannot be interpreted as an integer",
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
-    ))
+    rep = diagnose(
+        SGLANG_CRASH.replace(
+            "TypeError: 'NoneType' object cannot be interpreted as an integer",
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        )
+    )
     assert not rep.diagnoses[0].secondary
     assert not any("No rule recognizes" in n for d in rep.diagnoses for n in d.notes)
 
 
 def test_none_block_and_any_block(tmp_path):
-    write_rule(tmp_path, "t/a", "any:\n  - line: 'alpha'\n  - line: 'beta'\nnone:\n  - line: 'gamma'\n", needs="")
+    write_rule(
+        tmp_path,
+        "t/a",
+        "any:\n  - line: 'alpha'\n  - line: 'beta'\nnone:\n  - line: 'gamma'\n",
+        needs="",
+    )
     rs = load([tmp_path])
     assert [d.rule_id for d in diagnose("x beta y\n", rs).diagnoses] == ["t/a"]
     assert diagnose("x beta gamma\n", rs).diagnoses == []
@@ -184,15 +238,23 @@ def test_hostile_log_does_not_hang(rules):
 
 
 def test_several_independent_problems(tmp_path):
-    write_rule(tmp_path, "t/one", "all:\n  - line: 'first problem'\n", needs="", category="port-in-use")
-    write_rule(tmp_path, "t/two", "all:\n  - line: 'second problem'\n", needs="", category="shm-insufficient")
+    write_rule(
+        tmp_path, "t/one", "all:\n  - line: 'first problem'\n", needs="", category="port-in-use"
+    )
+    write_rule(
+        tmp_path,
+        "t/two",
+        "all:\n  - line: 'second problem'\n",
+        needs="",
+        category="shm-insufficient",
+    )
     rs = load([tmp_path])
     ids = {d.rule_id for d in diagnose("first problem\nsecond problem\n", rs).diagnoses}
     assert ids == {"t/one", "t/two"}
 
 
 def test_conditional_remedy_and_confidence(tmp_path):
-    rule = (tmp_path / "t" / "c.yaml")
+    rule = tmp_path / "t" / "c.yaml"
     rule.parent.mkdir()
     rule.write_text(
         "id: t/c\ntitle: t\ncategory: gpu-oom\nseverity: fatal\nneeds: [OutOfMemoryError]\n"
@@ -209,7 +271,13 @@ def test_conditional_remedy_and_confidence(tmp_path):
 
 
 def test_line_evidence_points_at_the_text_not_the_blank_line_above(tmp_path):
-    write_rule(tmp_path, "t/anchored", "all:\n  - line: '^\\s*Cannot access gated repo'\n", needs='"Cannot access"', category="model-access")
+    write_rule(
+        tmp_path,
+        "t/anchored",
+        "all:\n  - line: '^\\s*Cannot access gated repo'\n",
+        needs='"Cannot access"',
+        category="model-access",
+    )
     rs = load([tmp_path])
     d = diagnose("first\n\nCannot access gated repo for url x\n", rs).diagnoses[0]
     assert [e.line for e in d.evidence] == [3]
@@ -218,12 +286,34 @@ def test_line_evidence_points_at_the_text_not_the_blank_line_above(tmp_path):
 @pytest.mark.parametrize(
     "commands,facts,repeated",
     [
-        (["vllm serve {model_path} --gpu-memory-utilization 0.85"], {"gpu_memory_utilization": "0.85"}, [("--gpu-memory-utilization", "0.85")]),
-        (["vllm serve {model_path} --gpu-memory-utilization 0.85"], {"gpu_memory_utilization": "0.9"}, []),
-        (["vllm serve m --max-model-len=8192 --enforce-eager"], {"max_model_len": "8192"}, [("--max-model-len", "8192")]),
+        (
+            ["vllm serve {model_path} --gpu-memory-utilization 0.85"],
+            {"gpu_memory_utilization": "0.85"},
+            [("--gpu-memory-utilization", "0.85")],
+        ),
+        (
+            ["vllm serve {model_path} --gpu-memory-utilization 0.85"],
+            {"gpu_memory_utilization": "0.9"},
+            [],
+        ),
+        (
+            ["vllm serve m --max-model-len=8192 --enforce-eager"],
+            {"max_model_len": "8192"},
+            [("--max-model-len", "8192")],
+        ),
         (["vllm serve m --max-model-len 8192 --max-num-seqs 64"], {"max_model_len": "8192"}, []),
-        (["vllm serve {model_path} --tensor-parallel-size {tensor_parallel_size} --trust-remote-code"], {"tensor_parallel_size": "8"}, []),
-        (["vllm serve m --kv-cache-dtype auto   # the default"], {"kv_cache_dtype_arg": "auto", "kv_cache_dtype": "fp8"}, [("--kv-cache-dtype", "auto")]),
+        (
+            [
+                "vllm serve {model_path} --tensor-parallel-size {tensor_parallel_size} --trust-remote-code"
+            ],
+            {"tensor_parallel_size": "8"},
+            [],
+        ),
+        (
+            ["vllm serve m --kv-cache-dtype auto   # the default"],
+            {"kv_cache_dtype_arg": "auto", "kv_cache_dtype": "fp8"},
+            [("--kv-cache-dtype", "auto")],
+        ),
         (["pip install -U vllm"], {}, []),
     ],
 )
@@ -231,4 +321,7 @@ def test_a_remedy_that_repeats_what_the_log_shows_goes_last(commands, facts, rep
     from tracelens.models import Fact
     from tracelens.rulebook.rank import _flags_already_set
 
-    assert _flags_already_set(commands, {k: Fact(name=k, value=v, line=1) for k, v in facts.items()}) == repeated
+    assert (
+        _flags_already_set(commands, {k: Fact(name=k, value=v, line=1) for k, v in facts.items()})
+        == repeated
+    )

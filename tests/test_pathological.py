@@ -55,9 +55,15 @@ def _reader(data: bytes):
     [
         pytest.param(b"ERROR " * 50_000 + b"\n", [2], id="error-words"),
         pytest.param(b"backend " * 50_000 + b"\n", [3], id="fact-words"),
-        pytest.param(b"Traceback (most recent call last): " * 20_000 + b"\n", [1], id="traceback-headers"),
+        pytest.param(
+            b"Traceback (most recent call last): " * 20_000 + b"\n", [1], id="traceback-headers"
+        ),
         # an error line that ends in a traceback header: a second hit, with a traceback's context
-        pytest.param(b"ERROR " * 50_000 + b"Traceback (most recent call last):\n", [2, 1], id="error-then-header"),
+        pytest.param(
+            b"ERROR " * 50_000 + b"Traceback (most recent call last):\n",
+            [2, 1],
+            id="error-then-header",
+        ),
     ],
 )
 def test_scan_looks_at_a_line_of_many_triggers_a_bounded_number_of_times(monkeypatch, line, kinds):
@@ -75,7 +81,9 @@ def test_scan_looks_at_a_line_of_many_triggers_a_bounded_number_of_times(monkeyp
 
 
 def test_many_traceback_headers_parse_in_linear_time():
-    with guard():  # 50,000 headers: 1-2 s now, minutes before (each line checked against every traceback)
+    with (
+        guard()
+    ):  # 50,000 headers: 1-2 s now, minutes before (each line checked against every traceback)
         doc = parse("Traceback (most recent call last):\n" * 50_000)
     (tb,) = doc.tracebacks  # the same (cut-off) traceback, folded
     assert len(tb.lines) == 50_000
@@ -146,11 +154,20 @@ def test_every_fact_regex_is_re2():
 
 
 # the regex the key=value reader replaces: same meaning, quadratic on a long value
-_KV_REGEX = re.compile(r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,]*?)(?=, \w+=|\)?$|\)\.?\s)")
+_KV_REGEX = re.compile(
+    r"(\w+)=('(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|[^,]*?)(?=, \w+=|\)?$|\)\.?\s)"
+)
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(["a", "b_", "=", ",", "'", '"', ")", " ", ".", "\\", "1", ", x=", ") ", ")."]), max_size=16).map("".join))
+@given(
+    st.lists(
+        st.sampled_from(
+            ["a", "b_", "=", ",", "'", '"', ")", " ", ".", "\\", "1", ", x=", ") ", ")."]
+        ),
+        max_size=16,
+    ).map("".join)
+)
 def test_key_values_read_like_the_regex(text):
     assert facts._kv_pairs(text) == _KV_REGEX.findall(text)
 
@@ -174,7 +191,12 @@ def test_key_values(text, pairs):
 
 def _depth(tracebacks) -> int:
     return max(
-        (1 + _depth(seg.exception.nested) for tb in tracebacks for seg in tb.segments if seg.exception),
+        (
+            1 + _depth(seg.exception.nested)
+            for tb in tracebacks
+            for seg in tb.segments
+            if seg.exception
+        ),
         default=0,
     )
 
@@ -186,8 +208,13 @@ PAIR = '  File "/srv/app/main.py", line 3, in <module>\nImportError: cannot impo
     "text",
     [
         pytest.param("Traceback (most recent call last):\n" + PAIR * 100, id="header-then-pairs"),
-        pytest.param('  File "/srv/a.py", line 1, in <module>\n' + PAIR * 100, id="pairs-without-header"),
-        pytest.param("RemoteTraceback: \n" + '"""\nTraceback (most recent call last):\n' * 100, id="quoted-headers"),
+        pytest.param(
+            '  File "/srv/a.py", line 1, in <module>\n' + PAIR * 100, id="pairs-without-header"
+        ),
+        pytest.param(
+            "RemoteTraceback: \n" + '"""\nTraceback (most recent call last):\n' * 100,
+            id="quoted-headers",
+        ),
     ],
 )
 def test_repeated_frame_and_error_pairs_nest_a_bounded_depth(text):

@@ -28,7 +28,12 @@ def test_arbitrary_bytes_never_raise(data):
 
 
 @SETTINGS
-@given(st.text(alphabet=st.sampled_from(list('\n\r \t"|+^~:()[]=Traceback File line in Error 0123')), max_size=2000))
+@given(
+    st.text(
+        alphabet=st.sampled_from(list('\n\r \t"|+^~:()[]=Traceback File line in Error 0123')),
+        max_size=2000,
+    )
+)
 def test_traceback_like_noise_never_raises(text):
     doc = parse(text)
     for tb in doc.tracebacks:

@@ -32,10 +32,19 @@ KINDS: dict[str, tuple[str, str]] = {
         "session {} expired",
     ),
     "redis": ("r3disPa55wordQ9", "connecting to redis://:{}@cache.internal:6379/0"),
-    "authorization-token": ("9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b", "header Authorization: Token {}"),
+    "authorization-token": (
+        "9944b09199c62bcf9418ad846dd0e4bbdfc6ee4b",
+        "header Authorization: Token {}",
+    ),
     "cookie": ("sessionid=c00kieSecretValue42", "request header Cookie: {}; theme=dark"),
-    "url-token": ("t0kenInUrlValue123", "GET https://hooks.example.org/notify?channel=ops&token={}&x=1"),
-    "aws-session": ("IQoJb3JpZ2luX2VjEJrFAKEFAKEwEaCXVzLWVhc3QtMSJHMEUCIQD", "AWS_SESSION_TOKEN={} aws s3 cp"),
+    "url-token": (
+        "t0kenInUrlValue123",
+        "GET https://hooks.example.org/notify?channel=ops&token={}&x=1",
+    ),
+    "aws-session": (
+        "IQoJb3JpZ2luX2VjEJrFAKEFAKEwEaCXVzLWVhc3QtMSJHMEUCIQD",
+        "AWS_SESSION_TOKEN={} aws s3 cp",
+    ),
     "azure": (
         "Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==",
         "conn DefaultEndpointsProtocol=https;AccountName=acct;AccountKey={};EndpointSuffix=core.windows.net",
@@ -43,24 +52,51 @@ KINDS: dict[str, tuple[str, str]] = {
     "hub-token": ("myHubTokenValue123456", "env HUGGING_FACE_HUB_TOKEN={} set"),
     "api-key-flag": ("sekr1tApiKeyFlagValue", "vllm serve m --api-key {} --port 8000"),
     "hf-token-flag": ("hfTokFlagValue998877", "sglang launch --hf-token={} --tp 2"),
-    "vllm-args": ("vllmApiKeyInList1x", "non-default args: {{'model': 'm', 'api_key': ['{}'], 'port': 8000}}"),
-    "json-prompt": ("tell me the merger plan zq7", 'body {{"model": "m", "prompt": "{}", "max_tokens": 16}}'),
-    "json-content": ("confidential chat zq8", 'body {{"messages": [{{"role": "user", "content": "{}"}}]}}'),
+    "vllm-args": (
+        "vllmApiKeyInList1x",
+        "non-default args: {{'model': 'm', 'api_key': ['{}'], 'port': 8000}}",
+    ),
+    "json-prompt": (
+        "tell me the merger plan zq7",
+        'body {{"model": "m", "prompt": "{}", "max_tokens": 16}}',
+    ),
+    "json-content": (
+        "confidential chat zq8",
+        'body {{"messages": [{{"role": "user", "content": "{}"}}]}}',
+    ),
     "sglang-text": ("sglang private text zq9", "GenerateReqInput(text='{}', sampling_params={{}})"),
     "hf": ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "export HF_TOKEN={}"),
     "openai": ("sk-proj-Zq8mN3vB6xC1lK9jH4gF7dS2aP5oI0uY", "OPENAI_API_KEY={}"),
     "aws": ("AKIAZ7XQ4M2N8P6R3T5V", "aws_access_key_id {}"),
-    "url-password": ("hunter2passQ", "pip install --index-url https://builder:{}@pypi.example/simple vllm"),
+    "url-password": (
+        "hunter2passQ",
+        "pip install --index-url https://builder:{}@pypi.example/simple vllm",
+    ),
     "custom": ("ACME-INTERNAL-77123", "ticket ref {}"),
 }
 CUSTOM = r"ACME-INTERNAL-\d+"
-SELF_EVIDENT = {"github-fine-grained", "github-classic", "slack", "google", "hf", "openai", "aws", "custom"}
+SELF_EVIDENT = {
+    "github-fine-grained",
+    "github-classic",
+    "slack",
+    "google",
+    "hf",
+    "openai",
+    "aws",
+    "custom",
+}
 """Kinds recognisable without their context: also planted in the file name and a model path."""
 
 
 def leaks(secret: str, text: str, window: int = 12) -> list[str]:
     """Pieces of the secret (any ``window`` characters in a row) found in text."""
-    return sorted({secret[i : i + window] for i in range(len(secret) - window + 1) if secret[i : i + window] in text})
+    return sorted(
+        {
+            secret[i : i + window]
+            for i in range(len(secret) - window + 1)
+            if secret[i : i + window] in text
+        }
+    )
 
 
 def planted_log(kind: str, where: str) -> str:
@@ -124,7 +160,10 @@ def _outputs(tmp_path: Path, log: Path, capsys) -> dict[str, str]:
     run("similar-json", ["similar", str(log), "--db", str(db), "--format", "json"])
     for fmt in ("markdown", "jira", "json", "github-url"):
         repo = ["--repo", "o/r"] if fmt == "github-url" else []
-        run(f"ticket-id-{fmt}", ["ticket", "1", "--db", str(db), "--format", fmt, *repo, *redact_arg])
+        run(
+            f"ticket-id-{fmt}",
+            ["ticket", "1", "--db", str(db), "--format", fmt, *repo, *redact_arg],
+        )
         run(f"ticket-file-{fmt}", ["ticket", str(log), "--format", fmt, *repo, *redact_arg])
         out[f"ticket-id-{fmt}"] = unquote(out[f"ticket-id-{fmt}"])
         out[f"ticket-file-{fmt}"] = unquote(out[f"ticket-file-{fmt}"])
@@ -188,18 +227,24 @@ def test_redact_regex_that_would_match_everything_is_refused(tmp_path, capsys, p
     assert "--redact-regex" in err and len(err.strip().splitlines()) == 1
 
 
-@pytest.mark.parametrize("pattern,text,expected", [
-    (r"ACME-\d+", "id ACME-42 here", "id [REDACTED:custom-1] here"),
-    (r"corp\.internal", "host a.corp.internal", "host a.[REDACTED:custom-1]"),
-])
+@pytest.mark.parametrize(
+    "pattern,text,expected",
+    [
+        (r"ACME-\d+", "id ACME-42 here", "id [REDACTED:custom-1] here"),
+        (r"corp\.internal", "host a.corp.internal", "host a.[REDACTED:custom-1]"),
+    ],
+)
 def test_narrow_redact_regex_is_accepted(pattern, text, expected):
     assert Redactor([pattern])(text) == expected
 
 
-@pytest.mark.parametrize("text", [
-    "INFO 01-20 13:03:41 [engine.py:41] max_tokens=4096 prompt_tokens: 12 num_tokens=5",
-    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
-    "sha 0123456789abcdef (short hashes stay)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "INFO 01-20 13:03:41 [engine.py:41] max_tokens=4096 prompt_tokens: 12 num_tokens=5",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "sha 0123456789abcdef (short hashes stay)",
+    ],
+)
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text

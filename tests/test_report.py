@@ -80,13 +80,20 @@ def test_compact_report_shows_the_first_diagnosis_and_one_line_for_the_rest():
     assert compact.count("Root cause:") == 1 and full.count("Root cause:") == len(rep.diagnoses)
     assert "--full" in compact and "--full shows" not in full
     first = rep.diagnoses[0]
-    assert all(r in full for r in first.references) and sum(r in compact for r in first.references) <= 3
+    assert (
+        all(r in full for r in first.references)
+        and sum(r in compact for r in first.references) <= 3
+    )
 
 
 def test_prose_wraps_to_the_width_and_commands_do_not():
     rep = diagnose(SEED.read_bytes(), source=str(SEED))
     text = render_text(rep, width=80)
-    prose = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith(("$", "line ", "http", "tracelens:"))]
+    prose = [
+        ln
+        for ln in text.splitlines()
+        if ln.strip() and not ln.lstrip().startswith(("$", "line ", "http", "tracelens:"))
+    ]
     assert prose and all(len(ln) <= 80 or " " not in ln.strip() for ln in prose)
     assert any(len(ln) > 80 for ln in text.splitlines() if ln.lstrip().startswith("$"))
 

@@ -31,14 +31,17 @@ def write_rule(root: Path, rule_id: str, extra: str = "", cond: str = "{line: 'b
     return path
 
 
-@pytest.mark.parametrize("extra,cond,needle", [
-    ("title: again\n", "{line: 'boom'}", "duplicate key 'title'"),
-    ("", "{fact: {vllm_version: '>=not.a.version'}}", "can never match"),
-    ("", "{fact: {gpu_count: '<many'}}", "can never match"),
-    ("needs: ['']\n", "{line: 'boom'}", "needs"),
-    ("needs: [[boom, '']]\n", "{line: 'boom'}", "needs"),
-    ("needs: [[]]\n", "{line: 'boom'}", "needs"),
-])
+@pytest.mark.parametrize(
+    "extra,cond,needle",
+    [
+        ("title: again\n", "{line: 'boom'}", "duplicate key 'title'"),
+        ("", "{fact: {vllm_version: '>=not.a.version'}}", "can never match"),
+        ("", "{fact: {gpu_count: '<many'}}", "can never match"),
+        ("needs: ['']\n", "{line: 'boom'}", "needs"),
+        ("needs: [[boom, '']]\n", "{line: 'boom'}", "needs"),
+        ("needs: [[]]\n", "{line: 'boom'}", "needs"),
+    ],
+)
 def test_lint_reports_a_rule_that_would_silently_misbehave(tmp_path, capsys, extra, cond, needle):
     write_rule(tmp_path / "mine", "x/bad", extra, cond)
     assert main(["rules", "lint", str(tmp_path / "mine")]) == 1
@@ -46,22 +49,27 @@ def test_lint_reports_a_rule_that_would_silently_misbehave(tmp_path, capsys, ext
     assert "x/bad.yaml" in out and needle in out
 
 
-@pytest.mark.parametrize("test,value,expected", [
-    (">=12.0", "12.1", True),
-    ("<0.17", "0.16.0rc2.dev313", True),
-    ("!=auto", "fp8", True),
-    ("==fp8", "fp8", True),
-    (">=0.10,<0.17", "0.11.0", True),
-    ("fp8*", "FP8_E4M3", True),
-    ("<2", "1", True),
-])
+@pytest.mark.parametrize(
+    "test,value,expected",
+    [
+        (">=12.0", "12.1", True),
+        ("<0.17", "0.16.0rc2.dev313", True),
+        ("!=auto", "fp8", True),
+        ("==fp8", "fp8", True),
+        (">=0.10,<0.17", "0.11.0", True),
+        ("fp8*", "FP8_E4M3", True),
+        ("<2", "1", True),
+    ],
+)
 def test_meaningful_fact_tests_still_load(test, value, expected):
     assert parse_fact_test(test)(value) is expected
 
 
 @pytest.mark.parametrize("replaces,problem", [(False, True), (True, False)])
 def test_a_rule_with_a_shipped_id_needs_replaces(tmp_path, capsys, replaces, problem):
-    shipped = next(p for p in sorted(shipped_rules_dir().rglob("*.yaml")) if p.name != "categories.yaml")
+    shipped = next(
+        p for p in sorted(shipped_rules_dir().rglob("*.yaml")) if p.name != "categories.yaml"
+    )
     rule_id = shipped.relative_to(shipped_rules_dir()).with_suffix("").as_posix()
     mine = tmp_path / "mine"
     write_rule(mine, rule_id, "replaces: true\n" if replaces else "")

@@ -91,7 +91,7 @@ def test_parallel_scan_finds_the_same_windows_as_one_process(tmp_path, small_lim
 
 
 def test_large_cr_only_log_numbers_its_lines(tmp_path, small_limits):
-    crash = b"Traceback (most recent call last):\r  File \"a.py\", line 1, in f\rValueError: bad\r"
+    crash = b'Traceback (most recent call last):\r  File "a.py", line 1, in f\rValueError: bad\r'
     log = tmp_path / "mac.log"
     log.write_bytes(b"INFO 01-20 13:00:00 [a.py:1] request ok\r" * 5000 + crash)
     doc = parse_path(str(log))
@@ -106,8 +106,11 @@ def test_large_cr_only_log_numbers_its_lines(tmp_path, small_limits):
 def test_a_large_log_keeps_facts_only_a_pip_line_states(tmp_path, small_limits):
     # the scanner looks for the fact extractors' own triggers: no second list to drift
     log = tmp_path / "big.log"
-    big_log(log, b"Successfully installed torch==2.5.1 triton==3.1.0 vllm==0.6.3\n"
-                 b"RuntimeError: CUDA error: an illegal memory access was encountered\n")
+    big_log(
+        log,
+        b"Successfully installed torch==2.5.1 triton==3.1.0 vllm==0.6.3\n"
+        b"RuntimeError: CUDA error: an illegal memory access was encountered\n",
+    )
     doc = parse_path(str(log))
     assert not doc.full_parse
     facts = {name: f.value for name, f in doc.fact_map().items()}

@@ -56,7 +56,9 @@ def test_same_failure_same_coarse_fingerprint():
 
 
 def test_different_failures_different_fingerprints():
-    fault = OOM_B.replace("CUDA out of memory", "CUDA error: an illegal memory access was encountered")
+    fault = OOM_B.replace(
+        "CUDA out of memory", "CUDA error: an illegal memory access was encountered"
+    )
     fault = fault.replace("OutOfMemoryError", "AcceleratorError")
     assert len({sig(OOM_A).coarse, sig(fault).coarse, sig(OTHER).coarse}) == 3
 

@@ -47,8 +47,18 @@ def test_same_crash_twice_is_one_incident(db):
 def test_older_database_upgrades_without_loss(db):
     old = Store(db, migrations=MIGRATIONS[:1])
     assert old.schema_version == 1
-    old.db["incidents"].insert({"fingerprint": "f1", "signature": "s", "title": "kept", "category": "gpu-oom",
-                                "first_seen": "2025-01-01", "last_seen": "2025-01-01", "count": 3, "status": "open"})
+    old.db["incidents"].insert(
+        {
+            "fingerprint": "f1",
+            "signature": "s",
+            "title": "kept",
+            "category": "gpu-oom",
+            "first_seen": "2025-01-01",
+            "last_seen": "2025-01-01",
+            "count": 3,
+            "status": "open",
+        }
+    )
     old.close()
     new = Store(db)
     assert new.schema_version == len(MIGRATIONS)
@@ -66,8 +76,19 @@ def test_newer_database_is_refused(db):
 
 def _ingest_proc(db: Path, files: list[Path]) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "tracelens", "ingest", "--recount", "--db", str(db), *map(str, files)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
+        [
+            sys.executable,
+            "-m",
+            "tracelens",
+            "ingest",
+            "--recount",
+            "--db",
+            str(db),
+            *map(str, files),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=ROOT,
     )
 
 
@@ -79,7 +100,11 @@ def test_two_processes_ingesting_at_once_lose_nothing(db, tmp_path):
     assert b.wait(timeout=300) == 0, b.stderr.read()
     store = Store(db)
     occurrences = store.db["occurrences"].count
-    failing = sum(1 for f in logs if diagnose(f.read_bytes()).diagnoses or diagnose(f.read_bytes()).document.errors)
+    failing = sum(
+        1
+        for f in logs
+        if diagnose(f.read_bytes()).diagnoses or diagnose(f.read_bytes()).document.errors
+    )
     assert occurrences == 4 * failing
     assert sum(r["count"] for r in store.incidents(limit=10_000)) == occurrences
     assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
@@ -144,7 +169,20 @@ def planted_log() -> str:
 def test_planted_secrets_reach_neither_database_nor_ticket(db, tmp_path, capsys):
     log = tmp_path / "secret.log"
     log.write_text(planted_log())
-    assert main(["diagnose", "--save", "--db", str(db), "--redact-regex", r"ACME-INTERNAL-\d+", str(log)]) == 0
+    assert (
+        main(
+            [
+                "diagnose",
+                "--save",
+                "--db",
+                str(db),
+                "--redact-regex",
+                r"ACME-INTERNAL-\d+",
+                str(log),
+            ]
+        )
+        == 0
+    )
     raw = db.read_bytes()
     store = Store(db)
     dump = []
@@ -160,7 +198,9 @@ def test_planted_secrets_reach_neither_database_nor_ticket(db, tmp_path, capsys)
     assert "[REDACTED:" in text
     capsys.readouterr()
     for fmt in ("markdown", "jira", "json"):
-        assert main(["ticket", str(log), "--format", fmt, "--redact-regex", r"ACME-INTERNAL-\d+"]) == 0
+        assert (
+            main(["ticket", str(log), "--format", fmt, "--redact-regex", r"ACME-INTERNAL-\d+"]) == 0
+        )
         out = capsys.readouterr().out
         for name, secret in SECRETS.items():
             for part in secret.splitlines():
@@ -206,20 +246,63 @@ def test_incident_workflow_and_json_for_scripts(db, capsys):
     assert main(["incidents", "list", "--db", str(db), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 2
-    for key in ("id", "fingerprint", "title", "category", "rule_id", "count", "first_seen", "last_seen", "status"):
+    for key in (
+        "id",
+        "fingerprint",
+        "title",
+        "category",
+        "rule_id",
+        "count",
+        "first_seen",
+        "last_seen",
+        "status",
+    ):
         assert key in rows[0]
     seed_id = next(r["id"] for r in rows if r["rule_id"] == "vllm/attention/mla-fp8-kv-unsupported")
-    assert main(["incidents", "resolve", str(seed_id), "--db", str(db), "--remedy", "2", "--note", "removed the keys"]) == 0
+    assert (
+        main(
+            [
+                "incidents",
+                "resolve",
+                str(seed_id),
+                "--db",
+                str(db),
+                "--remedy",
+                "2",
+                "--note",
+                "removed the keys",
+            ]
+        )
+        == 0
+    )
     assert main(["incidents", "attach", str(seed_id), "OPS-1234", "--db", str(db)]) == 0
     capsys.readouterr()
     assert main(["incidents", "show", str(seed_id), "--db", str(db), "--format", "json"]) == 0
     inc = json.loads(capsys.readouterr().out)
-    assert inc["status"] == "resolved" and inc["remedy_worked"].startswith("Remove kv_cache_quant_algo")
+    assert inc["status"] == "resolved" and inc["remedy_worked"].startswith(
+        "Remove kv_cache_quant_algo"
+    )
     assert inc["tickets"][0]["ref"] == "OPS-1234"
     assert main(["incidents", "show", str(seed_id), "--db", str(db), "--explain"]) == 0
     out = capsys.readouterr().out
     assert "coarse" in out and "vllm/attention/mla-fp8-kv-unsupported |" in out
-    assert main(["incidents", "list", "--db", str(db), "--status", "resolved", "--search", "keys", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "incidents",
+                "list",
+                "--db",
+                str(db),
+                "--status",
+                "resolved",
+                "--search",
+                "keys",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     assert [r["id"] for r in json.loads(capsys.readouterr().out)] == [seed_id]
     assert main(["similar", str(SEED), "--db", str(db), "--format", "json"]) == 0
     hits = json.loads(capsys.readouterr().out)
@@ -228,11 +311,14 @@ def test_incident_workflow_and_json_for_scripts(db, capsys):
     assert "Similar past incidents" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args,needle", [
-    (["incidents", "show", "999"], "no incident 999"),
-    (["incidents", "resolve", "1", "--remedy", "99"], "is not one"),
-    (["ticket", "1", "--format", "github-url"], "needs --repo"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (["incidents", "show", "999"], "no incident 999"),
+        (["incidents", "resolve", "1", "--remedy", "99"], "is not one"),
+        (["ticket", "1", "--format", "github-url"], "needs --repo"),
+    ],
+)
 def test_store_errors_are_one_line(db, capsys, args, needle):
     main(["ingest", "--db", str(db), str(SEED)])
     capsys.readouterr()

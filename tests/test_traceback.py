@@ -33,35 +33,35 @@ def shape(text: str) -> list[tuple]:
 
 VALID = {
     "plain": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/app.py", line 3, in <module>
             main()
         ValueError: bad value
-        ''',
+        """,
         [("python", "ValueError", "bad value", 1, [None], False)],
     ),
     "no source lines, frozen frames": (
-        '''
+        """
         Traceback (most recent call last):
           File "<frozen importlib._bootstrap>", line 1204, in _gcd_import
           File "<frozen importlib._bootstrap>", line 1176, in _find_and_load
         ModuleNotFoundError: No module named 'flash_attn'
-        ''',
+        """,
         [("python", "ModuleNotFoundError", "No module named 'flash_attn'", 2, [None], False)],
     ),
     "carets 3.11+": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/a.py", line 9, in f
             return x[idx] + y
                    ~^^^^^
         IndexError: list index out of range
-        ''',
+        """,
         [("python", "IndexError", "list index out of range", 1, [None], False)],
     ),
     "direct cause chain": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/a.py", line 2, in load
         FileNotFoundError: [Errno 2] No such file or directory: 'c.json'
@@ -71,11 +71,11 @@ VALID = {
         Traceback (most recent call last):
           File "/srv/a.py", line 5, in main
         RuntimeError: config could not be loaded
-        ''',
+        """,
         [("python", "RuntimeError", "config could not be loaded", 2, [None, "cause"], False)],
     ),
     "during handling chain": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/a.py", line 2, in parse
         ValueError: invalid literal for int() with base 10: '8x'
@@ -85,11 +85,11 @@ VALID = {
         Traceback (most recent call last):
           File "/srv/a.py", line 7, in main
         KeyError: 'tp'
-        ''',
+        """,
         [("python", "KeyError", "'tp'", 2, [None, "context"], False)],
     ),
     "syntax error with caret block": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/run.py", line 2, in <module>
             import pkg.broken
@@ -97,52 +97,57 @@ VALID = {
             def setup(:
                       ^
         SyntaxError: invalid syntax
-        ''',
+        """,
         [("python", "SyntaxError", "invalid syntax", 2, [None], False)],
     ),
     "repeated frames": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/r.py", line 3, in <module>
           File "/srv/r.py", line 2, in walk
           [Previous line repeated 996 more times]
         RecursionError: maximum recursion depth exceeded
-        ''',
+        """,
         [("python", "RecursionError", "maximum recursion depth exceeded", 2, [None], False)],
     ),
     "multi-line message and notes": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/m.py", line 1, in <module>
         RuntimeError: CUDA error: device-side assert triggered
         CUDA kernel errors might be asynchronously reported at some other API call.
         For debugging consider passing CUDA_LAUNCH_BLOCKING=1
-        ''',
-        [(
-            "python", "RuntimeError",
-            "CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously "
-            "reported at some other API call.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1",
-            1, [None], False,
-        )],
+        """,
+        [
+            (
+                "python",
+                "RuntimeError",
+                "CUDA error: device-side assert triggered\nCUDA kernel errors might be asynchronously "
+                "reported at some other API call.\nFor debugging consider passing CUDA_LAUNCH_BLOCKING=1",
+                1,
+                [None],
+                False,
+            )
+        ],
     ),
     "exception without message": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/k.py", line 4, in <module>
         KeyboardInterrupt
-        ''',
+        """,
         [("python", "KeyboardInterrupt", "", 1, [None], False)],
     ),
     "truncated by the end of the log": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/t.py", line 4, in <module>
             run()
-        ''',
+        """,
         [("python", None, None, 1, [None], True)],
     ),
     "faulthandler dump": (
-        '''
+        """
         Fatal Python error: Segmentation fault
 
         Thread 0x00007f3a9c1ff640 (most recent call first):
@@ -153,26 +158,35 @@ VALID = {
           File "/srv/x.py", line 9 in <module>
 
         Extension modules: numpy.core._multiarray_umath (total: 1)
-        ''',
+        """,
         [("faulthandler", "Fatal Python error", "Segmentation fault", 3, [None, None], False)],
     ),
     "header left mid-line by a progress bar": (
-        '''
+        """
          57%|█████▋    | 378/661 [01:44<01:18,  3.61it/s]Traceback (most recent call last):
           File "/srv/eval.py", line 9, in <module>
         RuntimeError: CUDA out of memory. Tried to allocate 11.74 GiB
-        ''',
-        [("python", "RuntimeError", "CUDA out of memory. Tried to allocate 11.74 GiB", 1, [None], False)],
+        """,
+        [
+            (
+                "python",
+                "RuntimeError",
+                "CUDA out of memory. Tried to allocate 11.74 GiB",
+                1,
+                [None],
+                False,
+            )
+        ],
     ),
     "indented traceback in a subprocess's output (pip)": (
-        '''
+        """
         × python setup.py egg_info did not run successfully.
         ╰─> [4 lines of output]
               Traceback (most recent call last):
                 File "<string>", line 2, in <module>
                   import torch
               ModuleNotFoundError: No module named 'torch'
-        ''',
+        """,
         [("python", "ModuleNotFoundError", "No module named 'torch'", 1, [None], False)],
     ),
     "message with blank lines, then a chain (huggingface_hub)": (
@@ -190,7 +204,16 @@ VALID = {
           File "/srv/load.py", line 3, in load
         OSError: You are trying to access a gated repo.
         """,
-        [("python", "OSError", "You are trying to access a gated repo.", 2, [None, "cause"], False)],
+        [
+            (
+                "python",
+                "OSError",
+                "You are trying to access a gated repo.",
+                2,
+                [None, "cause"],
+                False,
+            )
+        ],
     ),
     "a paste that starts mid-traceback": (
         """
@@ -235,14 +258,14 @@ VALID = {
         [("python", "ValueError", "max_model_len too large", 1, [None], False)],
     ),
     "two tracebacks in a row": (
-        '''
+        """
         Traceback (most recent call last):
           File "/srv/a.py", line 1, in <module>
         ValueError: one
         Traceback (most recent call last):
           File "/srv/b.py", line 1, in <module>
         TypeError: two
-        ''',
+        """,
         [
             ("python", "ValueError", "one", 1, [None], False),
             ("python", "TypeError", "two", 1, [None], False),
@@ -271,7 +294,9 @@ def test_not_a_traceback(text):
 
 
 def test_exception_group_members():
-    tbs = parse_records(records_from_text(textwrap.dedent('''
+    tbs = parse_records(
+        records_from_text(
+            textwrap.dedent("""
           + Exception Group Traceback (most recent call last):
           |   File "/srv/g.py", line 11, in <module>
           |     asyncio.run(main())
@@ -283,7 +308,9 @@ def test_exception_group_members():
             +---------------- 2 ----------------
             | TimeoutError: shard 2 did not answer
             +------------------------------------
-        ''').strip("\n")))
+        """).strip("\n")
+        )
+    )
     assert len(tbs) == 1
     exc = tbs[0].exception
     assert (tbs[0].kind, exc.type) == ("group", "ExceptionGroup")
@@ -295,7 +322,9 @@ def test_exception_group_members():
 
 
 def test_remote_traceback_is_nested():
-    tbs = parse_records(records_from_text(textwrap.dedent('''
+    tbs = parse_records(
+        records_from_text(
+            textwrap.dedent('''
         multiprocessing.pool.RemoteTraceback:
         """
         Traceback (most recent call last):
@@ -308,7 +337,9 @@ def test_remote_traceback_is_nested():
         Traceback (most recent call last):
           File "/srv/w.py", line 8, in <module>
         MemoryError: shard 3 does not fit
-        ''').strip("\n")))
+        ''').strip("\n")
+        )
+    )
     assert len(tbs) == 1
     first = tbs[0].segments[0].exception
     assert first.type == "multiprocessing.pool.RemoteTraceback"
@@ -317,14 +348,18 @@ def test_remote_traceback_is_nested():
 
 
 def test_ray_task_error_frames_are_nested():
-    tbs = parse_records(records_from_text(textwrap.dedent('''
+    tbs = parse_records(
+        records_from_text(
+            textwrap.dedent("""
         Traceback (most recent call last):
           File "/srv/driver.py", line 3, in <module>
         ray.exceptions.RayTaskError(RuntimeError): ray::RayWorkerWrapper.execute_method() (pid=4155, ip=10.0.0.2)
           File "/opt/venv/lib/python3.10/site-packages/vllm/worker/worker_base.py", line 465, in execute_method
             raise e
         RuntimeError: CUDA error: an illegal memory access was encountered
-        ''').strip("\n")))
+        """).strip("\n")
+        )
+    )
     exc = tbs[0].exception
     assert exc.type == "ray.exceptions.RayTaskError(RuntimeError)"
     assert [n.exception.type for n in exc.nested] == ["RuntimeError"]
@@ -332,13 +367,13 @@ def test_ray_task_error_frames_are_nested():
 
 
 def test_prefixed_traceback_parses_like_a_bare_one():
-    bare = textwrap.dedent('''
+    bare = textwrap.dedent("""
         Traceback (most recent call last):
           File "/opt/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 691, in run_engine_core
             engine_core = EngineCoreProc(*args, **kwargs)
                           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
         ValueError: No valid attention backend found
-        ''').strip("\n")
+        """).strip("\n")
     prefix = "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] "
     prefixed = "\n".join(prefix + line for line in bare.splitlines())
     a = parse_records(records_from_text(bare))
@@ -351,8 +386,14 @@ def test_prefixed_traceback_parses_like_a_bare_one():
 @pytest.mark.parametrize(
     "path,module",
     [
-        ("/usr/local/lib/python3.12/dist-packages/vllm/v1/attention/selector.py", "vllm.v1.attention.selector"),
-        ("/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py", "torch.nn.modules.module"),
+        (
+            "/usr/local/lib/python3.12/dist-packages/vllm/v1/attention/selector.py",
+            "vllm.v1.attention.selector",
+        ),
+        (
+            "/opt/venv/lib/python3.11/site-packages/torch/nn/modules/module.py",
+            "torch.nn.modules.module",
+        ),
         ("/usr/lib/python3.11/multiprocessing/pool.py", "multiprocessing.pool"),
         ("<frozen runpy>", "runpy"),
         ("/srv/app/train.py", "train"),
@@ -380,7 +421,9 @@ def test_a_line_without_the_prefix_ends_a_prefixed_message():
 
 def _check_batch(x):
     if x != 2:  # not an assert statement: pytest would rewrite its message
-        raise AssertionError(f"Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {x} != 8 * 1 * 1")
+        raise AssertionError(
+            f"Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size {x} != 8 * 1 * 1"
+        )
 
 
 def _prepare_with_a_long_function_name_that_wraps_in_narrow_boxes(y):
@@ -408,8 +451,12 @@ def _rich_traceback(width: int, show_locals: bool) -> str:
 @pytest.mark.parametrize("width", [60, 100, 160])
 @pytest.mark.parametrize("show_locals", [False, True])
 def test_rich_tracebacks_parse_like_plain_ones(width, show_locals):
-    text = "[2026-03-12 09:41:15,102] [INFO] [engine.py:88] starting\n" + _rich_traceback(width, show_locals)
-    text += "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0\n"
+    text = "[2026-03-12 09:41:15,102] [INFO] [engine.py:88] starting\n" + _rich_traceback(
+        width, show_locals
+    )
+    text += (
+        "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0\n"
+    )
     (tb,) = parse_records(records_from_text(text))
     first, second = tb.segments
     assert first.exception.type == "AssertionError"
@@ -417,9 +464,18 @@ def test_rich_tracebacks_parse_like_plain_ones(width, show_locals):
         "Check batch related parameters. train_batch_size is not equal to micro_batch_per_gpu "
         "* gradient_acc_step * world_size 16 != 8 * 1 * 1"
     )
-    assert (second.link, second.exception.type, second.exception.message) == ("cause", "RuntimeError", "batch setup failed")
-    assert [f.function for f in first.frames] == ["_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes", "_check_batch"]
-    assert [f.function for f in second.frames][-1] == "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes"
+    assert (second.link, second.exception.type, second.exception.message) == (
+        "cause",
+        "RuntimeError",
+        "batch setup failed",
+    )
+    assert [f.function for f in first.frames] == [
+        "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes",
+        "_check_batch",
+    ]
+    assert [f.function for f in second.frames][
+        -1
+    ] == "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes"
     assert all(f.file.endswith("test_traceback.py") and f.lineno for f in tb.frames)
     assert first.frames[-1].source.startswith("raise AssertionError(")
     assert tb.start_line == 2 and not tb.truncated
@@ -428,7 +484,10 @@ def test_rich_tracebacks_parse_like_plain_ones(width, show_locals):
 def test_a_rich_traceback_cut_inside_its_box_keeps_its_frames():
     text = "\n".join(_rich_traceback(100, False).splitlines()[:12])
     (tb,) = parse_records(records_from_text(text))
-    assert tb.truncated and tb.frames[0].function == "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes"
+    assert (
+        tb.truncated
+        and tb.frames[0].function == "_prepare_with_a_long_function_name_that_wraps_in_narrow_boxes"
+    )
 
 
 def test_a_rich_traceback_under_a_rank_prefix():
@@ -438,11 +497,14 @@ def test_a_rich_traceback_under_a_rank_prefix():
     assert tb.stream == "rank3" and tb.exception.type == "RuntimeError"
 
 
-@pytest.mark.parametrize("exc_line", [
-    "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376.",
-    "torch._dynamo.exc.Unsupported: call_function UserDefinedClassVariable() [] {}",
-    "StopIteration",
-])
+@pytest.mark.parametrize(
+    "exc_line",
+    [
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 147456, Hardware limit: 101376.",
+        "torch._dynamo.exc.Unsupported: call_function UserDefinedClassVariable() [] {}",
+        "StopIteration",
+    ],
+)
 def test_an_untagged_sglang_traceback_keeps_an_exception_of_any_class_name(exc_line):
     text = (
         "[2026-07-29 15:06:51 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
@@ -457,27 +519,36 @@ def test_an_untagged_sglang_traceback_keeps_an_exception_of_any_class_name(exc_l
     assert f"{tb.exception.type}: {tb.exception.message}".rstrip(": ") == exc_line
 
 
-@pytest.mark.parametrize("path,module", [
-    ("/opt/conda/envs/vllm/lib/python3.10/contextlib.py", "contextlib"),
-    ("/opt/conda/envs/vllm/lib/python3.10/site-packages/vllm/worker/worker.py", "vllm.worker.worker"),
-    ("/home/user/envs/sglang/lib/python3.12/asyncio/base_events.py", "asyncio.base_events"),
-    ("/home/user/Megatron-LM/megatron/training/arguments.py", "megatron.training.arguments"),
-    ("/home/user/src/vllm-main/vllm/vllm/config/__init__.py", "vllm.config"),
-])
+@pytest.mark.parametrize(
+    "path,module",
+    [
+        ("/opt/conda/envs/vllm/lib/python3.10/contextlib.py", "contextlib"),
+        (
+            "/opt/conda/envs/vllm/lib/python3.10/site-packages/vllm/worker/worker.py",
+            "vllm.worker.worker",
+        ),
+        ("/home/user/envs/sglang/lib/python3.12/asyncio/base_events.py", "asyncio.base_events"),
+        ("/home/user/Megatron-LM/megatron/training/arguments.py", "megatron.training.arguments"),
+        ("/home/user/src/vllm-main/vllm/vllm/config/__init__.py", "vllm.config"),
+    ],
+)
 def test_module_of_an_environment_named_like_a_package(path, module):
     assert module_of(path) == module
 
 
 def test_sglang_traceback_inside_ray_worker_prefixes_is_one_traceback():
-    text = "".join(
-        f"(WorkerDict pid=2782, ip=10.0.0.7) {line}\n"
-        for line in [
-            "[2025-04-14 22:59:44 TP1] Scheduler hit an exception: Traceback (most recent call last):",
-            '  File "/opt/venv/lib/python3.10/site-packages/sglang/srt/managers/scheduler.py", line 1999, in run_scheduler_process',
-            "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
-            "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
-        ]
-    ) + "(WorkerDict pid=2782, ip=10.0.0.7) [2025-04-14 22:59:45 TP1] Scheduler exiting\n"
+    text = (
+        "".join(
+            f"(WorkerDict pid=2782, ip=10.0.0.7) {line}\n"
+            for line in [
+                "[2025-04-14 22:59:44 TP1] Scheduler hit an exception: Traceback (most recent call last):",
+                '  File "/opt/venv/lib/python3.10/site-packages/sglang/srt/managers/scheduler.py", line 1999, in run_scheduler_process',
+                "    scheduler = Scheduler(server_args, port_args, gpu_id, tp_rank, dp_rank)",
+                "ValueError: The memory capacity is unbalanced. Some GPUs may be occupied by other processes.",
+            ]
+        )
+        + "(WorkerDict pid=2782, ip=10.0.0.7) [2025-04-14 22:59:45 TP1] Scheduler exiting\n"
+    )
     doc = parse(text)
     (tb,) = doc.tracebacks
     assert tb.stream == "WorkerDict pid=2782, ip=10.0.0.7 / TP1"
@@ -491,17 +562,31 @@ def test_sglang_traceback_inside_ray_worker_prefixes_is_one_traceback():
 def test_ipython_tracebacks_parse_like_plain_ones(version):
     from pathlib import Path
 
-    log = Path(__file__).resolve().parent.parent / "corpus" / "shapes" / f"ipython{version}-traceback.log"
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "shapes"
+        / f"ipython{version}-traceback.log"
+    )
     chained, plain = parse(log.read_bytes()).tracebacks
     first, second = chained.segments
-    assert (first.exception.type, second.link, second.exception.type) == ("AssertionError", "cause", "RuntimeError")
-    assert first.exception.message == "global batch 16 is not micro batch 8 times accumulation 1 times world size 1"
+    assert (first.exception.type, second.link, second.exception.type) == (
+        "AssertionError",
+        "cause",
+        "RuntimeError",
+    )
+    assert (
+        first.exception.message
+        == "global batch 16 is not micro batch 8 times accumulation 1 times world size 1"
+    )
     assert [(f.function, f.lineno) for f in first.frames] == [("prepare", 8), ("check_batch", 3)]
     assert [f.function for f in second.frames][-1] == "prepare" and second.frames[-1].lineno == 10
     assert second.frames[-1].source == 'raise RuntimeError("batch setup failed") from exc'
     assert plain.exception.type == "JSONDecodeError"
     assert [(f.module, f.function) for f in plain.frames][1:] == [
-        ("json", "loads"), ("json.decoder", "decode"), ("json.decoder", "raw_decode")
+        ("json", "loads"),
+        ("json.decoder", "decode"),
+        ("json.decoder", "raw_decode"),
     ]
 
 

@@ -57,7 +57,10 @@ def test_fuzzy_filter_as_you_type_and_clear(db):
         await pilot.press("slash")
         await pilot.press(*"memory")
         await pilot.pause()
-        titles = [str(app.screen.query_one("#incidents", DataTable).get_row_at(k)[4]) for k in range(table_rows(app))]
+        titles = [
+            str(app.screen.query_one("#incidents", DataTable).get_row_at(k)[4])
+            for k in range(table_rows(app))
+        ]
         assert 0 < len(titles) < len(LOGS)
         assert any("memory" in t.lower() for t in titles)
         await pilot.press("escape")
@@ -74,7 +77,10 @@ def test_sort_and_status_and_category_filters(db):
         assert screen.sort_key == "count"
         await pilot.press("s", "s")
         assert screen.sort_key == "category"
-        cats = [str(screen.query_one("#incidents", DataTable).get_row_at(k)[3]) for k in range(table_rows(app))]
+        cats = [
+            str(screen.query_one("#incidents", DataTable).get_row_at(k)[3])
+            for k in range(table_rows(app))
+        ]
         assert cats == sorted(cats)
         await pilot.press("f")
         await pilot.pause()
@@ -117,7 +123,9 @@ def test_open_incident_resolve_attach_and_back(db):
         await pilot.pause()
         assert isinstance(app.screen, IncidentsScreen)
         inc = Store(db).incident(inc_id)
-        assert inc["status"] == "resolved" and inc["remedy_worked"].startswith("Remove kv_cache_quant_algo")
+        assert inc["status"] == "resolved" and inc["remedy_worked"].startswith(
+            "Remove kv_cache_quant_algo"
+        )
         assert inc["resolution_note"] == "removed the KV-cache keys"
         assert [t["ref"] for t in inc["tickets"]] == ["OPS-42"]
 
@@ -190,7 +198,9 @@ def test_new_log_by_path_and_by_paste(tmp_path):
         await pilot.press("escape")
         await pilot.press("n")
         await pilot.pause()
-        app.screen.query_one("#paste").text = "RuntimeError: CUDA error: device-side assert triggered\n"
+        app.screen.query_one(
+            "#paste"
+        ).text = "RuntimeError: CUDA error: device-side assert triggered\n"
         app.screen.query_one("#go").press()
         await pilot.pause()
         assert isinstance(app.screen, DiagnosisScreen)

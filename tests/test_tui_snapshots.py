@@ -21,7 +21,9 @@ def test_incident_list(snap_compare, db):
 
 
 def test_incident_list_light_theme_filtered(snap_compare, db):
-    assert snap_compare(make_app(db_path=db), terminal_size=SIZE, press=["ctrl+t", "slash", *"nccl"])
+    assert snap_compare(
+        make_app(db_path=db), terminal_size=SIZE, press=["ctrl+t", "slash", *"nccl"]
+    )
 
 
 @pytest.mark.parametrize("tab", ["1", "2", "3", "4", "5"])
@@ -31,7 +33,12 @@ def test_diagnosis_tabs(snap_compare, tmp_path, tab):
 
 
 # a fixed set of shipped rules, so adding a rule to the knowledge base does not change the picture
-BROWSED_RULES = ("nccl/watchdog-timeout", "nccl/socket-connect-failed", "torch/gpu-oom", "vllm/attention/mla-fp8-kv-unsupported")
+BROWSED_RULES = (
+    "nccl/watchdog-timeout",
+    "nccl/socket-connect-failed",
+    "torch/gpu-oom",
+    "vllm/attention/mla-fp8-kv-unsupported",
+)
 
 
 def test_rules_browser(snap_compare, tmp_path):

@@ -21,7 +21,9 @@ def guard(seconds: float = GUARD_S) -> Iterator[None]:
     """Raise :class:`StillRunning` in the guarded block once ``seconds`` have passed."""
 
     def expired(_signum, _frame):
-        raise StillRunning(f"still running after {seconds:g} s: work that grows faster than the input?")
+        raise StillRunning(
+            f"still running after {seconds:g} s: work that grows faster than the input?"
+        )
 
     previous = signal.signal(signal.SIGALRM, expired)
     signal.setitimer(signal.ITIMER_REAL, seconds)

@@ -17,7 +17,9 @@ def parse(data: str | bytes, source: str = "-") -> Document:
     """Parse a log (text or bytes) into a document, without rules."""
     raw = data.encode("utf-8", errors="surrogateescape") if isinstance(data, str) else data
     records, lines, full, encoding = scan.read_bytes(raw)
-    return document.build(records, source=source, size=len(raw), line_count=lines, full_parse=full, encoding=encoding)
+    return document.build(
+        records, source=source, size=len(raw), line_count=lines, full_parse=full, encoding=encoding
+    )
 
 
 def parse_path(path: str, opened=None, prefetch=None) -> Document:
@@ -25,7 +27,9 @@ def parse_path(path: str, opened=None, prefetch=None) -> Document:
     ``opened``/``prefetch`` come from :func:`tracelens.read.scan.open_input` and
     :func:`tracelens.read.scan.start_scan` when the caller started reading early."""
     records, size, lines, full, encoding, name = scan.read_path(path, opened, prefetch)
-    return document.build(records, source=name, size=size, line_count=lines, full_parse=full, encoding=encoding)
+    return document.build(
+        records, source=name, size=size, line_count=lines, full_parse=full, encoding=encoding
+    )
 
 
 def report(doc: Document, rules: RuleSet | None = None) -> Report:

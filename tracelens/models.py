@@ -198,7 +198,6 @@ class Traceback:
         return [f for seg in self.segments for f in seg.frames]
 
 
-
 @model
 class ErrorLine:
     """An error-level record or a well-known fatal line outside any traceback."""

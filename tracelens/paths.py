@@ -7,7 +7,9 @@ from pathlib import Path
 
 
 def data_home() -> Path:
-    return Path(os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share"))
+    return Path(
+        os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    )
 
 
 def cache_home() -> Path:

@@ -61,9 +61,13 @@ def lint(rs: RuleSet) -> list[str]:
         r = lr.rule
         missing = unverified(r)
         if missing:
-            problems.append(f"{lr.path}: verified: no record of checking {', '.join(missing)} in released code")
+            problems.append(
+                f"{lr.path}: verified: no record of checking {', '.join(missing)} in released code"
+            )
         if not lr.examples:
-            problems.append(f"{lr.path}: examples: no example log beside the rule ({lr.path.stem}.example.log)")
+            problems.append(
+                f"{lr.path}: examples: no example log beside the rule ({lr.path.stem}.example.log)"
+            )
         for ref in r.references:
             if not ref.startswith(("https://", "http://")):
                 problems.append(f"{lr.path}: references: {ref!r} is not a URL")
@@ -85,18 +89,30 @@ def why_not(lr, doc, rs: RuleSet) -> str:
 
     ctx = Context(doc)
     present = rs.prefilter.present(ctx.text)
-    missing = [grp for grp in ([n] if isinstance(n, str) else list(n) for n in lr.rule.needs) if not any(lit in present for lit in grp)]
+    missing = [
+        grp
+        for grp in ([n] if isinstance(n, str) else list(n) for n in lr.rule.needs)
+        if not any(lit in present for lit in grp)
+    ]
     if missing:
-        return "needs literal(s) not in the log: " + ", ".join(" or ".join(repr(x) for x in grp) for grp in missing)
+        return "needs literal(s) not in the log: " + ", ".join(
+            " or ".join(repr(x) for x in grp) for grp in missing
+        )
     m = lr.rule.match
     failed = [f"all[{k}] {c}" for k, c in enumerate(m.all) if compile_condition(c)(ctx) is None]
     if m.any and all(compile_condition(c)(ctx) is None for c in m.any):
         failed.append(f"no condition of 'any' held ({len(m.any)})")
-    failed += [f"none[{k}] held: {c}" for k, c in enumerate(m.none) if compile_condition(c)(ctx) is not None]
+    failed += [
+        f"none[{k}] held: {c}"
+        for k, c in enumerate(m.none)
+        if compile_condition(c)(ctx) is not None
+    ]
     return "; ".join(failed) if failed else "every condition held"
 
 
-def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None, transforms: bool = True) -> list[Result]:
+def run_tests(
+    rs: RuleSet, healthy_dirs: list[Path], only: str | None = None, transforms: bool = True
+) -> list[Result]:
     results: list[Result] = []
     for lr in rs.rules:
         if only and lr.rule.id != only:
@@ -121,7 +137,13 @@ def run_tests(rs: RuleSet, healthy_dirs: list[Path], only: str | None = None, tr
             for log in sorted(Path(d).glob("*.log")) if Path(d).is_dir() else []:
                 rep = report(parse_path(str(log)), rs)
                 bad = [x.rule_id for x in rep.diagnoses if x.severity in ERROR_LEVEL]
-                results.append(Result(f"healthy {log.name}", not bad, f"error-level diagnoses: {bad}" if bad else ""))
+                results.append(
+                    Result(
+                        f"healthy {log.name}",
+                        not bad,
+                        f"error-level diagnoses: {bad}" if bad else "",
+                    )
+                )
     return results
 
 
@@ -131,5 +153,11 @@ def _under_transforms(lr, ex: Path, rs: RuleSet) -> list[Result]:
     out = []
     for name, fn in TRANSFORMS:
         ok, got = _rank1(lr, report(parse(fn(raw), str(ex)), rs))
-        out.append(Result(f"{lr.rule.id} <- {ex.name} [{name}]", ok, "" if ok else f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"))
+        out.append(
+            Result(
+                f"{lr.rule.id} <- {ex.name} [{name}]",
+                ok,
+                "" if ok else f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}",
+            )
+        )
     return out

@@ -35,7 +35,14 @@ def rows(rs: RuleSet, survey: Path | None = None) -> list[dict]:
             status = "symptom"
         else:
             status = "other category"
-        out.append({**sig, "rule": first.rule_id if first else "", "got": first.category if first else "", "status": status})
+        out.append(
+            {
+                **sig,
+                "rule": first.rule_id if first else "",
+                "got": first.category if first else "",
+                "status": status,
+            }
+        )
     out.sort(key=lambda r: (-r["threads"], r["signature"]))
     return out
 
@@ -55,7 +62,9 @@ def coverage_md(rs: RuleSet, survey: Path | None = None) -> str:
         "counts were made is written at the top of that file) and the rules: each signature's snippet",
         "is diagnosed and its first diagnosis shown. Do not edit by hand.",
         "",
-        f"{len(table)} signatures, {threads} threads: " + ", ".join(f"{counts[k]} {k}" for k in sorted(counts)) + ".",
+        f"{len(table)} signatures, {threads} threads: "
+        + ", ".join(f"{counts[k]} {k}" for k in sorted(counts))
+        + ".",
         f"The signatures a rule covers with the expected category account for {covered_threads} of the {threads} threads.",
         "",
         "| # | signature | domain | threads | expected | first diagnosis | status |",
@@ -64,5 +73,7 @@ def coverage_md(rs: RuleSet, survey: Path | None = None) -> str:
     for k, r in enumerate(table, 1):
         sig = r["signature"].replace("|", "\\|").replace("`", "'")
         rule = f"`{r['rule']}` ({r['got']})" if r["rule"] else "—"
-        out.append(f"| {k} | `{sig}` | {r['domain']} | {r['threads']} | {r['category']} | {rule} | {r['status']} |")
+        out.append(
+            f"| {k} | `{sig}` | {r['domain']} | {r['threads']} | {r['category']} | {rule} | {r['status']} |"
+        )
     return "\n".join(out) + "\n"

@@ -47,7 +47,9 @@ def message_regex(message: str) -> str:
 
 def _needs(origin) -> str:
     """The longest run of plain words in the message: a literal every such log holds."""
-    text = normalize((origin.message or origin.text).splitlines()[0] if (origin.message or origin.text) else "")
+    text = normalize(
+        (origin.message or origin.text).splitlines()[0] if (origin.message or origin.text) else ""
+    )
     runs = [r.strip(" :,.'\"") for r in _PLACEHOLDER.split(text)]
     runs = [r for r in runs if len(r) >= 6]
     if runs:
@@ -71,16 +73,32 @@ def build(rule_id: str, category: str, origin) -> str:
         conds = []
         if origin.type:
             short = origin.type.rsplit(".", 1)[-1]
-            conds.append(f"    - exception: {{type: {_yaml_str(re.escape(short) + '$')}, message: {_yaml_str(message_regex(origin.message))}}}")
+            conds.append(
+                f"    - exception: {{type: {_yaml_str(re.escape(short) + '$')}, message: {_yaml_str(message_regex(origin.message))}}}"
+            )
         else:
             conds.append(f"    - line: {_yaml_str(message_regex(origin.text))}")
         lines += ["match:", "  all:", *conds]
-        if origin.frame is not None and origin.frame.function and not origin.frame.function.startswith("<"):
-            lines += ["  any:", f"    - frame: {{function: {_yaml_str('^' + re.escape(origin.frame.function) + '$')}}}"]
+        if (
+            origin.frame is not None
+            and origin.frame.function
+            and not origin.frame.function.startswith("<")
+        ):
+            lines += [
+                "  any:",
+                f"    - frame: {{function: {_yaml_str('^' + re.escape(origin.frame.function) + '$')}}}",
+            ]
             if origin.type:
-                lines.append(f"    - exception: {{type: {_yaml_str(re.escape(origin.type.rsplit('.', 1)[-1]) + '$')}}}")
+                lines.append(
+                    f"    - exception: {{type: {_yaml_str(re.escape(origin.type.rsplit('.', 1)[-1]) + '$')}}}"
+                )
     else:
-        lines += ["needs: []", "match:", "  all:", "    - line: 'TODO a regex for the constant part of the message'"]
+        lines += [
+            "needs: []",
+            "match:",
+            "  all:",
+            "    - line: 'TODO a regex for the constant part of the message'",
+        ]
     lines += [
         "root_cause: >",
         "  TODO what failed and why, in the user's terms; {fact} placeholders are filled from the log.",
@@ -97,10 +115,14 @@ def build(rule_id: str, category: str, origin) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scaffold(rule_id: str, rules_dir: Path, log: Path | None, category: str | None, wrappers) -> Scaffold:
+def scaffold(
+    rule_id: str, rules_dir: Path, log: Path | None, category: str | None, wrappers
+) -> Scaffold:
     """Write ``rules_dir/rule_id.yaml`` (and the log as its example); raise ScaffoldError."""
     if not _ID.match(rule_id):
-        raise ScaffoldError(f"rule id {rule_id!r}: use lowercase DOMAIN/NAME (for example vllm/my-failure)")
+        raise ScaffoldError(
+            f"rule id {rule_id!r}: use lowercase DOMAIN/NAME (for example vllm/my-failure)"
+        )
     rule_path = rules_dir / f"{rule_id}.yaml"
     if rule_path.exists():
         raise ScaffoldError(f"{rule_path} exists already")
@@ -120,9 +142,15 @@ def scaffold(rule_id: str, rules_dir: Path, log: Path | None, category: str | No
             raise ScaffoldError(f"{log}: no failure found to make a rule of")
         category = category or guess_category(origin)
     guessed = category in (None, "unrecognized")
-    text = build(rule_id, category if category is not None and not guessed else "config-invalid", origin)
+    text = build(
+        rule_id, category if category is not None and not guessed else "config-invalid", origin
+    )
     if guessed:
-        text = text.replace("\ncategory: config-invalid\n", "\ncategory: config-invalid  # TODO one of rules/categories.yaml\n", 1)
+        text = text.replace(
+            "\ncategory: config-invalid\n",
+            "\ncategory: config-invalid  # TODO one of rules/categories.yaml\n",
+            1,
+        )
     example = None
     try:
         rule_path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,7 +14,10 @@ def _each_line(prefix: Callable[[int], bytes], unless: bytes = b"") -> Callable[
     def apply(raw: bytes) -> bytes:
         lines = raw.split(b"\n")
         last = lines.pop() if lines and lines[-1] == b"" else None
-        out = [line if unless and line.startswith(unless) else prefix(k) + line for k, line in enumerate(lines)]
+        out = [
+            line if unless and line.startswith(unless) else prefix(k) + line
+            for k, line in enumerate(lines)
+        ]
         return b"\n".join(out) + (b"\n" if last is not None else b"")
 
     return apply
@@ -29,7 +32,9 @@ def _crlf(raw: bytes) -> bytes:
 
 
 def _ansi(raw: bytes) -> bytes:
-    return b"\n".join(b"\x1b[0;36m" + line + b"\x1b[0m" if line else line for line in raw.split(b"\n"))
+    return b"\n".join(
+        b"\x1b[0;36m" + line + b"\x1b[0m" if line else line for line in raw.split(b"\n")
+    )
 
 
 TRANSFORMS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (

@@ -101,13 +101,20 @@ def did_you_mean(word: str, choices: list[str]) -> str:
 
     close = [c for c in choices if word and word in c][:3]
     if not close:
-        close = [c for c, score, _ in process.extract(word, choices, scorer=fuzz.ratio, limit=3) if score >= 70]
+        close = [
+            c
+            for c, score, _ in process.extract(word, choices, scorer=fuzz.ratio, limit=3)
+            if score >= 70
+        ]
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
 def rules_option(f):
     return click.option(
-        "--rules", "rules_dirs", multiple=True, type=DIRECTORY,
+        "--rules",
+        "rules_dirs",
+        multiple=True,
+        type=DIRECTORY,
         help="Extra rules directory (repeatable); also TRACELENS_RULES.",
     )(f)
 
@@ -123,8 +130,15 @@ def db_option(f):
 
 
 def redact_options(f):
-    f = click.option("--no-redact", is_flag=True, help="Store and export the log text as is (secrets included).")(f)
-    f = click.option("--redact-regex", "redact_regex", multiple=True, help="Also redact matches of this regex (repeatable).")(f)
+    f = click.option(
+        "--no-redact", is_flag=True, help="Store and export the log text as is (secrets included)."
+    )(f)
+    f = click.option(
+        "--redact-regex",
+        "redact_regex",
+        multiple=True,
+        help="Also redact matches of this regex (repeatable).",
+    )(f)
     return f
 
 
@@ -144,8 +158,6 @@ def make_redactor(redact_regex: tuple[str, ...], no_redact: bool):
         return Redactor(redact_regex, enabled=not no_redact)
     except ValueError as exc:
         raise Failure(str(exc)) from None
-
-
 
 
 def _load_rules(rules_dirs: tuple[str, ...]):
@@ -207,7 +219,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         try:
-            cli.main(args=sys.argv[1:] if argv is None else list(argv), prog_name="tracelens", standalone_mode=False)
+            cli.main(
+                args=sys.argv[1:] if argv is None else list(argv),
+                prog_name="tracelens",
+                standalone_mode=False,
+            )
         except (EOFError, KeyboardInterrupt, click.exceptions.Abort):
             echo(err=True)
             echo("tracelens: aborted", err=True)
@@ -238,4 +254,3 @@ def main(argv: list[str] | None = None) -> int:
         echo_safe(f"tracelens: internal error: {type(exc).__name__}: {exc}")
         return 3
     return 0
-

@@ -25,18 +25,59 @@ from tracelens.cli.app import (
 
 @click.command()
 @click.argument("log", default="-", metavar="[FILE|-]")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown", "jira"]), default="text", show_default=True, help="Output format.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown", "jira"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
 @rules_option
-@click.option("--fail-on", type=click.Choice(list(SEVERITY_ORDER)), default=None, help="Exit 1 when a diagnosis at or above this severity is found (CI gates).")
-@click.option("--color/--no-color", default=None, help="Colour the text report (default: when stdout is a terminal).")
-@click.option("--save", is_flag=True, help="Store the diagnosis as an incident (see 'tracelens incidents').")
-@click.option("--db", "db_path", type=FILE, default=None, help="Incident database (default: TRACELENS_DB, else the user data dir).")
-@click.option("--redact-regex", "redact_regex", multiple=True, help="With --save: also redact matches of this regex.")
+@click.option(
+    "--fail-on",
+    type=click.Choice(list(SEVERITY_ORDER)),
+    default=None,
+    help="Exit 1 when a diagnosis at or above this severity is found (CI gates).",
+)
+@click.option(
+    "--color/--no-color",
+    default=None,
+    help="Colour the text report (default: when stdout is a terminal).",
+)
+@click.option(
+    "--save", is_flag=True, help="Store the diagnosis as an incident (see 'tracelens incidents')."
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=FILE,
+    default=None,
+    help="Incident database (default: TRACELENS_DB, else the user data dir).",
+)
+@click.option(
+    "--redact-regex",
+    "redact_regex",
+    multiple=True,
+    help="With --save: also redact matches of this regex.",
+)
 @click.option("--no-redact", is_flag=True, help="With --save: store the log text as is.")
-@click.option("--full", is_flag=True, help="Text report: every diagnosis with all its evidence, remedies and references (default: compact).")
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Text report: every diagnosis with all its evidence, remedies and references (default: compact).",
+)
 def diagnose(
-    log: str, fmt: str, rules_dirs: tuple[str, ...], fail_on: str | None, color: bool | None,
-    save: bool, db_path: str | None, redact_regex: tuple[str, ...], no_redact: bool, full: bool,
+    log: str,
+    fmt: str,
+    rules_dirs: tuple[str, ...],
+    fail_on: str | None,
+    color: bool | None,
+    save: bool,
+    db_path: str | None,
+    redact_regex: tuple[str, ...],
+    no_redact: bool,
+    full: bool,
 ) -> None:
     """Diagnose a crash log: root cause, evidence lines, remedies.
 
@@ -59,8 +100,13 @@ def diagnose(
         SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
     )
     try:
-        width = shutil.get_terminal_size(fallback=(100, 24)).columns - 1 if sys.stdout.isatty() else 0
-        echo(render(rep, fmt, color=use_color and fmt == "text", full=full, width=width), keep_ansi=use_color)
+        width = (
+            shutil.get_terminal_size(fallback=(100, 24)).columns - 1 if sys.stdout.isatty() else 0
+        )
+        echo(
+            render(rep, fmt, color=use_color and fmt == "text", full=full, width=width),
+            keep_ansi=use_color,
+        )
     except BrokenPipeError:  # a reader that stopped early (`| head`): the gate still counts
         quiet_stdout()
     if failing:
@@ -102,7 +148,9 @@ def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
 
 @click.command()
 @click.argument("log", default="-", metavar="[FILE|-]")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
 def parse(log: str, fmt: str) -> None:
     """Show what tracelens reads in a log: streams, tracebacks, error lines, facts.
 
@@ -138,5 +186,7 @@ def explain(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     rules = _load_rules(rules_dirs)
     lr = rules.get(rule_id)
     if lr is None:
-        raise Failure(f"no rule {rule_id!r}{did_you_mean(rule_id, [r.id for r in rules.rules])} (see 'tracelens rules list')")
+        raise Failure(
+            f"no rule {rule_id!r}{did_you_mean(rule_id, [r.id for r in rules.rules])} (see 'tracelens rules list')"
+        )
     echo(render_rule(lr))

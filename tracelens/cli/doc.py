@@ -28,15 +28,25 @@ def help_page(path: list[str], cmd: click.Command) -> str:
     """The help page ``tracelens ... --help`` prints, at :data:`WIDTH` columns."""
     parent = None
     for k, name in enumerate(path):
-        ctx = click.Context(cmd if k == len(path) - 1 else click.Command(name), info_name=name, parent=parent,
-                            terminal_width=WIDTH, max_content_width=WIDTH,
-                            help_option_names=["-h", "--help"])
+        ctx = click.Context(
+            cmd if k == len(path) - 1 else click.Command(name),
+            info_name=name,
+            parent=parent,
+            terminal_width=WIDTH,
+            max_content_width=WIDTH,
+            help_option_names=["-h", "--help"],
+        )
         parent = ctx
     return ctx.get_help()
 
 
 def reference() -> str:
-    out = ["# CLI reference", "", "Generated from the commands' help by `python -m tracelens.cli.doc`.", ""]
+    out = [
+        "# CLI reference",
+        "",
+        "Generated from the commands' help by `python -m tracelens.cli.doc`.",
+        "",
+    ]
     for path, cmd in commands():
         out += [f"## {' '.join(path)}", "", "```", help_page(path, cmd).rstrip(), "```", ""]
     return "\n".join(out)

@@ -25,6 +25,10 @@ def run() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError, AttributeError):  # a closed pipe (`| head`), a full or closed stream
+        except (
+            OSError,
+            ValueError,
+            AttributeError,
+        ):  # a closed pipe (`| head`), a full or closed stream
             pass
     os._exit(code)

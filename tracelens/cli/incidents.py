@@ -52,7 +52,9 @@ def _ingest_files(paths) -> list[Path]:
     for p in paths:
         path = Path(p)
         if path.is_dir():
-            files += sorted(q for q in path.rglob("*") if q.is_file() and q.suffix in (".log", ".txt"))
+            files += sorted(
+                q for q in path.rglob("*") if q.is_file() and q.suffix in (".log", ".txt")
+            )
         elif path.exists():
             files.append(path)
         else:
@@ -64,7 +66,11 @@ def _ingest_files(paths) -> list[Path]:
 @click.argument("paths", nargs=-1, required=True, type=ANY_PATH)
 @db_option
 @redact_options
-@click.option("--recount", is_flag=True, help="Count a log again even when this same log (same content) was ingested before.")
+@click.option(
+    "--recount",
+    is_flag=True,
+    help="Count a log again even when this same log (same content) was ingested before.",
+)
 @rules_option
 def ingest(paths, db_path, redact_regex, no_redact, recount, rules_dirs) -> None:
     """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
@@ -150,8 +156,12 @@ def incidents() -> None:
 @db_option
 @click.option("--status", type=click.Choice(["open", "resolved", "ignored"]), default=None)
 @click.option("--category", default=None)
-@click.option("--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD).")
-@click.option("--search", default=None, help="Full-text search over titles, messages and resolutions.")
+@click.option(
+    "--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD)."
+)
+@click.option(
+    "--search", default=None, help="Full-text search over titles, messages and resolutions."
+)
 @click.option("--limit", type=click.IntRange(1, 2**31), default=50, show_default=True)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
@@ -162,7 +172,9 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
         tracelens incidents list --search "attention backend" --format json
     """
     store = open_store(db_path, create=False)
-    rows = store.incidents(status=status, category=category, since=since, search=search, limit=limit)
+    rows = store.incidents(
+        status=status, category=category, since=since, search=search, limit=limit
+    )
     if fmt == "json":
         echo(json.dumps([_incident_json(r) for r in rows], indent=2))
         return
@@ -170,7 +182,9 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
         echo("no incidents")
         return
     for r in rows:
-        echo(f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}")
+        echo(
+            f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}"
+        )
 
 
 @incidents.command("show")
@@ -203,7 +217,9 @@ def incidents_show(incident_id, db_path, explain, fmt) -> None:
     echo(f"  category {inc['category']} · rule {inc['rule_id'] or '-'} · status {inc['status']}")
     echo(f"  seen {inc['count']} time(s): first {inc['first_seen']}, last {inc['last_seen']}")
     if inc.get("remedy_worked") or inc.get("resolution_note"):
-        echo(f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}")
+        echo(
+            f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}"
+        )
     for t in inc["tickets"]:
         echo(f"  ticket: {t['ref']} ({t['created_at']})")
     diags = rep.get("diagnoses") or []
@@ -214,7 +230,10 @@ def incidents_show(incident_id, db_path, explain, fmt) -> None:
             echo(f"    {k}. {r['title']}")
     echo("\n  Occurrences:")
     for occ in inc["occurrences"][-10:]:
-        echo(f"    {occ['seen_at']}  {occ['source']}" + (f"  host {occ['host']}" if occ.get("host") else ""))
+        echo(
+            f"    {occ['seen_at']}  {occ['source']}"
+            + (f"  host {occ['host']}" if occ.get("host") else "")
+        )
     if explain:
         echo("\n  Fingerprints (hash <- clear text):")
         echo(f"    coarse {inc['fingerprint']} <- {inc['signature']}")
@@ -230,7 +249,12 @@ def incidents_show(incident_id, db_path, explain, fmt) -> None:
 @incidents.command("resolve")
 @click.argument("incident_id", type=INCIDENT_ID)
 @db_option
-@click.option("--remedy", type=int, default=None, help="Number of the remedy that worked (as listed by 'show').")
+@click.option(
+    "--remedy",
+    type=int,
+    default=None,
+    help="Number of the remedy that worked (as listed by 'show').",
+)
 @click.option("--note", default=None, help="What was done.")
 def incidents_resolve(incident_id, db_path, remedy, note) -> None:
     """Mark an incident resolved, with the remedy that worked and a note.
@@ -249,7 +273,9 @@ def incidents_resolve(incident_id, db_path, remedy, note) -> None:
             remedies = (rep.get("diagnoses") or [{}])[0].get("remedies") or []
             store.incident(incident_id)
             if not 1 <= remedy <= len(remedies):
-                raise Failure(f"incident {incident_id} has {len(remedies)} remed{'y' if len(remedies) == 1 else 'ies'}; --remedy {remedy} is not one")
+                raise Failure(
+                    f"incident {incident_id} has {len(remedies)} remed{'y' if len(remedies) == 1 else 'ies'}; --remedy {remedy} is not one"
+                )
             remedy_title = remedies[remedy - 1]["title"]
         store.resolve(incident_id, remedy_title, note)
     except StoreError as exc:
@@ -306,14 +332,22 @@ def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
         echo("no similar incident")
     for h in hits:
         fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
-        echo(f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}")
+        echo(
+            f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}"
+        )
 
 
 @click.command()
 @click.argument("target")
 @db_option
 @redact_options
-@click.option("--format", "fmt", type=click.Choice(["markdown", "jira", "json", "github-url"]), default="markdown", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["markdown", "jira", "json", "github-url"]),
+    default="markdown",
+    show_default=True,
+)
 @click.option("--repo", default=None, help="OWNER/NAME for --format github-url.")
 @click.option("--output", "-o", type=FILE, default=None, help="Write the ticket to a file.")
 @rules_option
@@ -342,7 +376,9 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
         except StoreError as exc:
             raise Failure(str(exc)) from None
         excerpt, rep = store.latest_occurrence(int(target))
-        redactor = redactor.learned([excerpt, *(str(incident.get(k) or "") for k in ("title", "message", "signature_fine"))])
+        redactor = redactor.learned(
+            [excerpt, *(str(incident.get(k) or "") for k in ("title", "message", "signature_fine"))]
+        )
         excerpt = redactor(excerpt)
         rep = redact_value(rep, redactor)
         incident = redact_value(incident, redactor)

@@ -45,12 +45,22 @@ def rules_list(rules_dirs: tuple[str, ...], category: str | None, fmt: str) -> N
     from tracelens.rulebook.load import categories
 
     if category is not None and category not in categories():
-        raise Failure(f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)")
+        raise Failure(
+            f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)"
+        )
     rs = _load_rules(rules_dirs)
     items = [lr.rule for lr in rs.rules if category is None or lr.rule.category == category]
     items.sort(key=lambda r: r.id)
     if fmt == "json":
-        echo(json.dumps([{"id": r.id, "category": r.category, "severity": r.severity, "title": r.title} for r in items], indent=2))
+        echo(
+            json.dumps(
+                [
+                    {"id": r.id, "category": r.category, "severity": r.severity, "title": r.title}
+                    for r in items
+                ],
+                indent=2,
+            )
+        )
         return
     width = max((len(r.id) for r in items), default=10)
     for r in items:
@@ -70,7 +80,9 @@ def rules_show(rule_id: str, rules_dirs: tuple[str, ...]) -> None:
     rs = _load_rules(rules_dirs)
     lr = rs.get(rule_id)
     if lr is None:
-        raise Failure(f"no rule {rule_id!r}{did_you_mean(rule_id, [r.id for r in rs.rules])} (see 'tracelens rules list')")
+        raise Failure(
+            f"no rule {rule_id!r}{did_you_mean(rule_id, [r.id for r in rs.rules])} (see 'tracelens rules list')"
+        )
     echo(f"# {lr.path}")
     echo(lr.path.read_text(encoding="utf-8").rstrip())
 
@@ -102,9 +114,21 @@ def rules_lint(dirs: tuple[str, ...], rules_dirs: tuple[str, ...]) -> None:
 @click.argument("dirs", nargs=-1, type=DIRECTORY)
 @rules_option
 @click.option("--rule", "only", default=None, help="Test one rule id only.")
-@click.option("--healthy", "healthy_dirs", multiple=True, type=DIRECTORY, help="Extra folder of healthy logs.")
-@click.option("--no-transforms", is_flag=True, help="Skip the envelope transforms (container timestamps, kubectl/compose/Ray/torchrun/srun prefixes, CRLF, ANSI).")
-def rules_test(dirs: tuple[str, ...], rules_dirs: tuple[str, ...], only: str | None, healthy_dirs: tuple[str, ...], no_transforms: bool) -> None:
+@click.option(
+    "--healthy", "healthy_dirs", multiple=True, type=DIRECTORY, help="Extra folder of healthy logs."
+)
+@click.option(
+    "--no-transforms",
+    is_flag=True,
+    help="Skip the envelope transforms (container timestamps, kubectl/compose/Ray/torchrun/srun prefixes, CRLF, ANSI).",
+)
+def rules_test(
+    dirs: tuple[str, ...],
+    rules_dirs: tuple[str, ...],
+    only: str | None,
+    healthy_dirs: tuple[str, ...],
+    no_transforms: bool,
+) -> None:
     """Every example diagnoses to its rule at rank 1, also wrapped in the envelopes real logs
     come in; no rule gives an error-level diagnosis on a healthy log. With --rules, your rules
     are tested together with the shipped ones; an example whose rule did not fire says which
@@ -123,7 +147,9 @@ def rules_test(dirs: tuple[str, ...], rules_dirs: tuple[str, ...], only: str | N
         echo(f"ERROR {e}")
     healthy = [shipped_healthy_dir(), *(Path(h) for h in healthy_dirs)]
     if only and rs.get(only) is None:
-        raise Failure(f"no rule {only!r}{did_you_mean(only, [r.id for r in rs.rules])} (see 'tracelens rules list')")
+        raise Failure(
+            f"no rule {only!r}{did_you_mean(only, [r.id for r in rs.rules])} (see 'tracelens rules list')"
+        )
     results = run_tests(rs, healthy, only=only, transforms=not no_transforms)
     failed = [r for r in results if not r.ok]
     for r in failed:
@@ -163,9 +189,26 @@ def rules_catalogue(rules_dirs: tuple[str, ...]) -> None:
 
 @rules.command("new")
 @click.argument("rule_id")
-@click.option("--rules", "rules_dir", type=DIRECTORY, default="my-rules", show_default=True, help="Rules directory to write into (use it later with --rules).")
-@click.option("--from", "log", type=click.Path(dir_okay=False, exists=True), default=None, help="A log of the failure: its originating failure becomes the conditions, the log the example.")
-@click.option("--category", default=None, help="Category (default: guessed from the failure; see rules/categories.yaml).")
+@click.option(
+    "--rules",
+    "rules_dir",
+    type=DIRECTORY,
+    default="my-rules",
+    show_default=True,
+    help="Rules directory to write into (use it later with --rules).",
+)
+@click.option(
+    "--from",
+    "log",
+    type=click.Path(dir_okay=False, exists=True),
+    default=None,
+    help="A log of the failure: its originating failure becomes the conditions, the log the example.",
+)
+@click.option(
+    "--category",
+    default=None,
+    help="Category (default: guessed from the failure; see rules/categories.yaml).",
+)
 def rules_new(rule_id: str, rules_dir: str, log: str | None, category: str | None) -> None:
     """Scaffold a rule (and its example log) to fill in.
 
@@ -177,14 +220,20 @@ def rules_new(rule_id: str, rules_dir: str, log: str | None, category: str | Non
     from tracelens.rulebook.load import categories
 
     if category is not None and category not in categories():
-        raise Failure(f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)")
+        raise Failure(
+            f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)"
+        )
     rs = _load_rules(())
     try:
-        made = scaffold(rule_id, Path(rules_dir), Path(log) if log else None, category, Wrappers(rs.wrappers))
+        made = scaffold(
+            rule_id, Path(rules_dir), Path(log) if log else None, category, Wrappers(rs.wrappers)
+        )
     except ScaffoldError as exc:
         raise Failure(str(exc)) from None
     echo(f"wrote {made.rule_path}" + (f" and {made.example_path}" if made.example_path else ""))
-    echo(f"next: fill in the TODOs, then: tracelens rules test --rules {rules_dir} --rule {rule_id}")
+    echo(
+        f"next: fill in the TODOs, then: tracelens rules test --rules {rules_dir} --rule {rule_id}"
+    )
 
 
 @rules.command("coverage")

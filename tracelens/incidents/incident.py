@@ -56,7 +56,9 @@ def excerpt(report: Report, redactor: Redactor, context: int = 8, limit: int = 4
         for err in doc.errors[:5]:
             lines.update(range(err.line - context, err.line + context + 1))
     out, last = [], None
-    in_key = False  # inside a private key block: its body is dropped even when BEGIN or END is not shown
+    in_key = (
+        False  # inside a private key block: its body is dropped even when BEGIN or END is not shown
+    )
     for rec in doc.records:
         text = rec.text
         if not redactor.enabled:

@@ -65,7 +65,11 @@ PATTERNS: tuple[Pattern, ...] = (
     _p("openai-key", r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}"),
     # gitleaks aws-access-token
     _p("aws-access-key", r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16}\b"),
-    _p("aws-secret", r"(?i)(aws_secret_access_key|secret_access_key)([\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})", 3),
+    _p(
+        "aws-secret",
+        r"(?i)(aws_secret_access_key|secret_access_key)([\"']?\s*[:=]\s*[\"']?)([A-Za-z0-9/+=]{40})",
+        3,
+    ),
     # gitleaks github-pat / github-oauth / github-app-token / github-fine-grained-pat
     _p("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b"),
     _p("github-token", r"\bgithub_pat_[A-Za-z0-9_]{22,}"),
@@ -76,7 +80,11 @@ PATTERNS: tuple[Pattern, ...] = (
     # gitleaks jwt ; detect-secrets JwtTokenDetector (header.payload.signature, base64url)
     _p("jwt", r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*"),
     # an Authorization header with any scheme (Token, Digest, ApiKey ...) or none
-    _p("authorization", r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z-]+\s+)?)" + _VALUE, 2),
+    _p(
+        "authorization",
+        r"(?i)(\b(?:proxy-)?authorization[\"']?\s*[:=]\s*[\"']?(?:[A-Za-z-]+\s+)?)" + _VALUE,
+        2,
+    ),
     _p("bearer", r"(?i)(\bBearer\s+)([A-Za-z0-9._~+/=-]{8,})", 2),
     _p("basic-auth", r"(?i)(\bBasic\s+)([A-Za-z0-9+/]{8,}={0,2})", 2),
     # detect-secrets BasicAuthDetector: scheme://user:password@host, the user may be empty
@@ -91,7 +99,11 @@ PATTERNS: tuple[Pattern, ...] = (
         2,
     ),
     # detect-secrets AzureStorageKeyDetector: AccountKey=... ; SAS keys
-    _p("azure-key", r"(?i)(\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)([^;\s\"']+)", 2),
+    _p(
+        "azure-key",
+        r"(?i)(\b(?:AccountKey|SharedAccessKey|SharedAccessSignature)\s*=\s*)([^;\s\"']+)",
+        2,
+    ),
     # flags that take a secret: --api-key VALUE, --hf-token=VALUE ...
     _p(
         "cli-secret",
@@ -109,13 +121,17 @@ PATTERNS: tuple[Pattern, ...] = (
     # variables holding a token: AWS_SESSION_TOKEN, HUGGING_FACE_HUB_TOKEN, GITHUB_TOKEN ...
     _p(
         "token",
-        r"(?i)\b([\w-]*(?:" + _TOKEN_PREFIX + r")[_-]?token)([\"']?\s*[=:]\s*[\"']?)([^\s\"',;\[][^\s\"',;]{3,})",
+        r"(?i)\b([\w-]*(?:"
+        + _TOKEN_PREFIX
+        + r")[_-]?token)([\"']?\s*[=:]\s*[\"']?)([^\s\"',;\[][^\s\"',;]{3,})",
         3,
     ),
     # gitleaks generic-api-key / detect-secrets KeywordDetector
     _p(
         "secret",
-        r"(?i)\b((?:[\w-]*(?:" + _SECRET_WORDS + r"|access[_-]?token|auth[_-]?token)[\w-]*)[\"']?\s*[=:]\s*[\"']?)"
+        r"(?i)\b((?:[\w-]*(?:"
+        + _SECRET_WORDS
+        + r"|access[_-]?token|auth[_-]?token)[\w-]*)[\"']?\s*[=:]\s*[\"']?)"
         + _VALUE,
         2,
     ),
@@ -156,7 +172,9 @@ def check_user_pattern(rx: str) -> Any:
     for probe in _PROBES:
         m = regex.search(probe)
         if m is not None and (m.group(0) == probe or probe == ""):
-            raise ValueError(f"--redact-regex: {rx!r} matches {probe!r}: it would redact every field")
+            raise ValueError(
+                f"--redact-regex: {rx!r} matches {probe!r}: it would redact every field"
+            )
     return regex
 
 

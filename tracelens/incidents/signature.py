@@ -49,8 +49,21 @@ SKIP_MODULES = (
     "vllm.v1.engine.utils",
 )
 SKIP_FUNCTIONS = frozenset(
-    {"_call_impl", "_wrapped_call_impl", "decorate_context", "wrapper", "_fn", "inner", "<module>",
-     "main", "run", "__call__", "<lambda>", "_run_module_as_main", "_run_code"}
+    {
+        "_call_impl",
+        "_wrapped_call_impl",
+        "decorate_context",
+        "wrapper",
+        "_fn",
+        "inner",
+        "<module>",
+        "main",
+        "run",
+        "__call__",
+        "<lambda>",
+        "_run_module_as_main",
+        "_run_code",
+    }
 )
 
 
@@ -59,7 +72,9 @@ def significant(frames: list[Frame]) -> list[Frame]:
     out = []
     for fr in reversed(frames):
         mod = fr.module or ""
-        if fr.function in SKIP_FUNCTIONS or any(mod == m.rstrip(".") or mod.startswith(m) for m in SKIP_MODULES):
+        if fr.function in SKIP_FUNCTIONS or any(
+            mod == m.rstrip(".") or mod.startswith(m) for m in SKIP_MODULES
+        ):
             continue
         out.append(fr)
     return out
@@ -80,7 +95,9 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def primary_exception(doc: Document, diag: Diagnosis | None) -> tuple[ExceptionInfo | None, Traceback | None]:
+def primary_exception(
+    doc: Document, diag: Diagnosis | None
+) -> tuple[ExceptionInfo | None, Traceback | None]:
     """The exception a fingerprint is made of: the one the top diagnosis cites, else the first
     traceback's (the earliest failure is usually the cause)."""
     from tracelens.parse.document import iter_exceptions
@@ -94,13 +111,15 @@ def primary_exception(doc: Document, diag: Diagnosis | None) -> tuple[ExceptionI
     for exc, tb in pairs:
         if tb is not None:
             return exc, tb
-    return (pairs[0] if pairs else (None, None))
+    return pairs[0] if pairs else (None, None)
 
 
 _SETUP_FACTS = ("vllm_version", "sglang_version", "torch_version", "gpu_name", "model")
 
 
-def signature(doc: Document, diag: Diagnosis | None, redact: Callable[[str], str] | None = None) -> Signature | None:
+def signature(
+    doc: Document, diag: Diagnosis | None, redact: Callable[[str], str] | None = None
+) -> Signature | None:
     """Fingerprints of the log's primary failure; ``None`` for a log with no failure. With
     ``redact``, the clear texts kept beside the hashes are redacted.
 
@@ -126,9 +145,17 @@ def signature(doc: Document, diag: Diagnosis | None, redact: Callable[[str], str
 
     def texts(msg: str, setup: str) -> tuple[str, str]:
         first_line = normalize(msg.splitlines()[0] if msg else "")[:200]
-        coarse = " | ".join([rule, etype, first_line, " > ".join(f.function or "?" for f in frames[:2])])
+        coarse = " | ".join(
+            [rule, etype, first_line, " > ".join(f.function or "?" for f in frames[:2])]
+        )
         fine = " | ".join(
-            [rule, etype, normalize(msg)[:1000], " > ".join(f"{f.module}:{f.function}" for f in frames[:5]), setup]
+            [
+                rule,
+                etype,
+                normalize(msg)[:1000],
+                " > ".join(f"{f.module}:{f.function}" for f in frames[:5]),
+                setup,
+            ]
         )
         return coarse, fine
 

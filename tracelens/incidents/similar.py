@@ -32,11 +32,18 @@ def query_of(report: Report) -> Query | None:
     sig = signature(report.document, top)
     if sig is None:
         return None
-    return Query(sig.coarse_text, normalize(sig.message)[:500], top.rule_id if top else None, top.category if top else None)
+    return Query(
+        sig.coarse_text,
+        normalize(sig.message)[:500],
+        top.rule_id if top else None,
+        top.category if top else None,
+    )
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
-_NOISE = frozenset({"path", "size", "hex", "uuid", "the", "and", "for", "with", "from", "not", "was"})
+_NOISE = frozenset(
+    {"path", "size", "hex", "uuid", "the", "and", "for", "with", "from", "not", "was"}
+)
 
 
 def words(q: Query, limit: int = 32) -> list[str]:
@@ -56,11 +63,19 @@ def rank(store: Store, q: Query, limit: int = 5, min_score: float = 50.0) -> lis
         return []
     sigs = [r[1] or "" for r in rows]
     # the index picked candidates; a fuzzy pass over them in C, then a closer look at the best
-    first = process.extract(q.signature, sigs, scorer=fuzz.token_set_ratio, limit=max(limit * 10, 50), score_cutoff=min_score * 0.6)
+    first = process.extract(
+        q.signature,
+        sigs,
+        scorer=fuzz.token_set_ratio,
+        limit=max(limit * 10, 50),
+        score_cutoff=min_score * 0.6,
+    )
     scored = []
     for _text, sig_score, k in first:
         inc_id, _sig, message, rule_id, category = rows[k]
-        msg_score = fuzz.token_set_ratio(q.message, normalize(message or "")[:500]) if q.message else 0.0
+        msg_score = (
+            fuzz.token_set_ratio(q.message, normalize(message or "")[:500]) if q.message else 0.0
+        )
         score = 0.75 * sig_score + 0.25 * msg_score
         if q.rule_id and rule_id == q.rule_id:
             score += 10

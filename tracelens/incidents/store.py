@@ -100,7 +100,9 @@ def _m3_search_signatures(db: sqlite_utils.Database) -> None:
     # the signature joins the full-text index, so similar-incident search can pick candidates
     # from an index instead of reading every incident
     db.table("incidents").disable_fts()
-    db.table("incidents").enable_fts(["title", "message", "resolution_note", "signature"], create_triggers=True)
+    db.table("incidents").enable_fts(
+        ["title", "message", "resolution_note", "signature"], create_triggers=True
+    )
     db.execute("CREATE VIRTUAL TABLE incidents_fts_vocab USING fts5vocab(incidents_fts, 'row')")
 
 
@@ -131,10 +133,14 @@ class Recorded:
 class Store:
     """An open incident database."""
 
-    def __init__(self, path: Path | str | None = None, *, create: bool = True, migrations=MIGRATIONS):
+    def __init__(
+        self, path: Path | str | None = None, *, create: bool = True, migrations=MIGRATIONS
+    ):
         self.path = Path(path) if path is not None else default_path()
         if not create and not self.path.exists():
-            raise StoreError(f"{self.path}: no incident database yet (save one with 'tracelens diagnose --save')")
+            raise StoreError(
+                f"{self.path}: no incident database yet (save one with 'tracelens diagnose --save')"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
@@ -249,22 +255,26 @@ class Store:
                 "SELECT id FROM incidents WHERE fingerprint = ?", [fingerprint]
             ).fetchone()
             if row is None:
-                incident_id = self.db.table("incidents").insert(
-                    {
-                        "fingerprint": fingerprint,
-                        "signature": signature,
-                        "title": title,
-                        "category": category,
-                        "rule_id": rule_id,
-                        "severity": severity,
-                        "exception_type": exception_type,
-                        "message": message[:2000],
-                        "first_seen": seen_at,
-                        "last_seen": seen_at,
-                        "count": 1,
-                        "status": "open",
-                    }
-                ).last_pk
+                incident_id = (
+                    self.db.table("incidents")
+                    .insert(
+                        {
+                            "fingerprint": fingerprint,
+                            "signature": signature,
+                            "title": title,
+                            "category": category,
+                            "rule_id": rule_id,
+                            "severity": severity,
+                            "exception_type": exception_type,
+                            "message": message[:2000],
+                            "first_seen": seen_at,
+                            "last_seen": seen_at,
+                            "count": 1,
+                            "status": "open",
+                        }
+                    )
+                    .last_pk
+                )
                 new = True
             else:
                 incident_id = row[0]
@@ -273,19 +283,23 @@ class Store:
                     [seen_at, incident_id],
                 )
                 new = False
-            occ = self.db.table("occurrences").insert(
-                {
-                    "incident_id": incident_id,
-                    "fingerprint_fine": fingerprint_fine,
-                    "signature_fine": signature_fine,
-                    "seen_at": seen_at,
-                    "source": source,
-                    "host": host,
-                    "excerpt": zlib.compress(excerpt.encode("utf-8", "surrogatepass")),
-                    "report": zlib.compress(json.dumps(report).encode()),
-                    "log_hash": log_hash,
-                }
-            ).last_pk
+            occ = (
+                self.db.table("occurrences")
+                .insert(
+                    {
+                        "incident_id": incident_id,
+                        "fingerprint_fine": fingerprint_fine,
+                        "signature_fine": signature_fine,
+                        "seen_at": seen_at,
+                        "source": source,
+                        "host": host,
+                        "excerpt": zlib.compress(excerpt.encode("utf-8", "surrogatepass")),
+                        "report": zlib.compress(json.dumps(report).encode()),
+                        "log_hash": log_hash,
+                    }
+                )
+                .last_pk
+            )
         assert occ is not None and incident_id is not None  # inserts into rowid tables have keys
         return Recorded(int(incident_id), int(occ), new)
 
@@ -294,7 +308,12 @@ class Store:
         with self._write():
             self.db.table("incidents").update(
                 incident_id,
-                {"status": "resolved", "remedy_worked": remedy, "resolution_note": note, "resolved_at": now()},
+                {
+                    "status": "resolved",
+                    "remedy_worked": remedy,
+                    "resolution_note": note,
+                    "resolved_at": now(),
+                },
             )
 
     def set_status(self, incident_id: int, status: str) -> None:
@@ -307,7 +326,11 @@ class Store:
     def attach(self, incident_id: int, ref: str) -> int:
         self._require(incident_id)
         with self._write():
-            pk = self.db.table("tickets").insert({"incident_id": incident_id, "ref": ref, "created_at": now()}).last_pk
+            pk = (
+                self.db.table("tickets")
+                .insert({"incident_id": incident_id, "ref": ref, "created_at": now()})
+                .last_pk
+            )
             assert pk is not None  # an insert into a rowid table always has its key
             return int(pk)
 
@@ -315,7 +338,12 @@ class Store:
 
     def has_log(self, log_hash: str) -> bool:
         """Whether a log with this content hash is already stored."""
-        return self.db.execute("SELECT 1 FROM occurrences WHERE log_hash = ? LIMIT 1", [log_hash]).fetchone() is not None
+        return (
+            self.db.execute(
+                "SELECT 1 FROM occurrences WHERE log_hash = ? LIMIT 1", [log_hash]
+            ).fetchone()
+            is not None
+        )
 
     def _require(self, incident_id: int) -> dict:
         rows = list(self.db.query("SELECT * FROM incidents WHERE id = ?", [incident_id]))
@@ -328,11 +356,15 @@ class Store:
         inc["occurrences"] = [
             {k: v for k, v in occ.items() if k not in ("excerpt", "report")}
             for occ in self.db.query(
-                "SELECT * FROM occurrences WHERE incident_id = ? ORDER BY seen_at, id", [incident_id]
+                "SELECT * FROM occurrences WHERE incident_id = ? ORDER BY seen_at, id",
+                [incident_id],
             )
         ]
         inc["tickets"] = list(
-            self.db.query("SELECT ref, created_at FROM tickets WHERE incident_id = ? ORDER BY id", [incident_id])
+            self.db.query(
+                "SELECT ref, created_at FROM tickets WHERE incident_id = ? ORDER BY id",
+                [incident_id],
+            )
         )
         return inc
 
@@ -344,7 +376,9 @@ class Store:
         ).fetchone()
         if row is None:
             return "", {}
-        return zlib.decompress(row[0]).decode("utf-8", "replace"), json.loads(zlib.decompress(row[1]))
+        return zlib.decompress(row[0]).decode("utf-8", "replace"), json.loads(
+            zlib.decompress(row[1])
+        )
 
     def incidents(
         self,
@@ -384,7 +418,11 @@ class Store:
         if not words:
             return [], "OR"
         marks = ",".join("?" * len(words))
-        df = dict(self.db.execute(f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", words).fetchall())
+        df = dict(
+            self.db.execute(
+                f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", words
+            ).fetchall()
+        )
         present = [w for w in words if df.get(w)]
         total = self.db.execute("SELECT max(rowid) FROM incidents").fetchone()[0] or 0
         rare = [w for w in present if df[w] <= max(50, total // 50)]

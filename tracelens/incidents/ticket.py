@@ -50,7 +50,9 @@ def _env_rows(report: dict) -> list[tuple[str, str]]:
     return important_facts(facts)
 
 
-def markdown(report: dict, excerpt: str, incident: dict | None = None, *, with_excerpt: bool = True) -> str:
+def markdown(
+    report: dict, excerpt: str, incident: dict | None = None, *, with_excerpt: bool = True
+) -> str:
     """The ticket in Markdown; every text that came from a log is escaped (:func:`md_text`)."""
     top = _top(report)
     out = [f"## {md_line(summary(report, incident))}", ""]
@@ -71,10 +73,15 @@ def markdown(report: dict, excerpt: str, incident: dict | None = None, *, with_e
         if top.get("remedies"):
             worked = (incident or {}).get("remedy_worked")
             out += ["### Remedies", ""]
-            out += md_remedies(top["remedies"], lambda r: " ✅ worked here before" if worked and worked == r["title"] else "")
+            out += md_remedies(
+                top["remedies"],
+                lambda r: " ✅ worked here before" if worked and worked == r["title"] else "",
+            )
             out.append("")
         if top.get("does_not_help"):
-            out += ["### Does not help", ""] + [f"- {md_line(t)}" for t in top["does_not_help"]] + [""]
+            out += (
+                ["### Does not help", ""] + [f"- {md_line(t)}" for t in top["does_not_help"]] + [""]
+            )
     elif incident:
         out += ["No rule recognises this failure yet.", ""]
     if incident and incident.get("resolution_note"):
@@ -96,9 +103,15 @@ def jira(report: dict, excerpt: str, incident: dict | None = None) -> str:
     top = _top(report)
     out = [f"h2. {jira_text(summary(report, incident))}", ""]
     if incident:
-        out += [f"Incident #{incident['id']}, seen {incident['count']} time(s), status {jira_text(incident['status'])}", ""]
+        out += [
+            f"Incident #{incident['id']}, seen {incident['count']} time(s), status {jira_text(incident['status'])}",
+            "",
+        ]
     if top:
-        out += [f"*Category:* {jira_text(top['category'])} | *severity:* {jira_text(top['severity'])} | *rule:* {jira_text(top['rule_id'])}", ""]
+        out += [
+            f"*Category:* {jira_text(top['category'])} | *severity:* {jira_text(top['severity'])} | *rule:* {jira_text(top['rule_id'])}",
+            "",
+        ]
         out += ["h3. Root cause", jira_text(top["root_cause"]), ""]
         if top.get("remedies"):
             out.append("h3. Remedies")
@@ -110,10 +123,16 @@ def jira(report: dict, excerpt: str, incident: dict | None = None) -> str:
                     out.append(jira_block("\n".join(r["commands"])))
             out.append("")
         if top.get("does_not_help"):
-            out += ["h3. Does not help"] + [f"* {jira_text(t)}" for t in top["does_not_help"]] + [""]
+            out += (
+                ["h3. Does not help"] + [f"* {jira_text(t)}" for t in top["does_not_help"]] + [""]
+            )
     rows = _env_rows(report)
     if rows:
-        out += ["h3. Environment", "||fact||value||"] + [f"|{jira_text(n)}|{jira_text(v) or ' '}|" for n, v in rows] + [""]
+        out += (
+            ["h3. Environment", "||fact||value||"]
+            + [f"|{jira_text(n)}|{jira_text(v) or ' '}|" for n, v in rows]
+            + [""]
+        )
     if excerpt:
         out += ["h3. Log excerpt", jira_block(excerpt)]
     return "\n".join(out) + "\n"
@@ -123,7 +142,12 @@ def as_json(report: dict, excerpt: str, incident: dict | None = None) -> str:
     top = _top(report)
     data = {
         "summary": summary(report, incident),
-        "incident": {k: incident[k] for k in ("id", "fingerprint", "count", "first_seen", "last_seen", "status")} if incident else None,
+        "incident": {
+            k: incident[k]
+            for k in ("id", "fingerprint", "count", "first_seen", "last_seen", "status")
+        }
+        if incident
+        else None,
         "diagnosis": top,
         "environment": dict(_env_rows(report)),
         "excerpt": excerpt,
@@ -136,8 +160,12 @@ def github_url(repo: str, report: dict, excerpt: str, incident: dict | None = No
     """A new-issue URL with title and body filled, trimmed to stay under the length limit:
     first the excerpt is shortened, then dropped, then the body is cut."""
     if not GITHUB_REPO.fullmatch(repo):
-        raise ValueError(f"--repo must be OWNER/NAME (letters, digits, '-', and '.' or '_' in the name), not {repo[:80]!r}")
-    base = f"https://github.com/{repo}/issues/new?title={quote(summary(report, incident)[:200])}&body="
+        raise ValueError(
+            f"--repo must be OWNER/NAME (letters, digits, '-', and '.' or '_' in the name), not {repo[:80]!r}"
+        )
+    base = (
+        f"https://github.com/{repo}/issues/new?title={quote(summary(report, incident)[:200])}&body="
+    )
     lines = excerpt.splitlines()
     while True:
         body = markdown(report, "\n".join(lines), incident, with_excerpt=bool(lines))
@@ -155,7 +183,9 @@ def github_url(repo: str, report: dict, excerpt: str, incident: dict | None = No
         return base + quote(cut + note)
 
 
-def render_ticket(fmt: str, report: dict, excerpt: str, incident: dict | None = None, repo: str | None = None) -> str:
+def render_ticket(
+    fmt: str, report: dict, excerpt: str, incident: dict | None = None, repo: str | None = None
+) -> str:
     if fmt == "markdown":
         return markdown(report, excerpt, incident)
     if fmt == "jira":

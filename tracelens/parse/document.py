@@ -121,7 +121,13 @@ def _streams(records: list[Record]) -> list[str]:
         # a timestamp alone does not make a line the logger's own: the container runtime
         # stamps every line (docker logs --timestamps), the bare ones too
         bare = not rec.stream and rec.level is None
-        if carry and rec.stream and carry.startswith(rec.stream + " / ") and rec.level is None and _TB_SHAPED.match(rec.text):
+        if (
+            carry
+            and rec.stream
+            and carry.startswith(rec.stream + " / ")
+            and rec.level is None
+            and _TB_SHAPED.match(rec.text)
+        ):
             # the same, when an outer prefix is on every line: Ray's "(WorkerDict pid=N, ip=…)"
             # around SGLang's "[… TP1]", which only the first line carries
             rec.stream = carry
@@ -197,7 +203,13 @@ def _continuation(records: list[Record], k: int) -> list[str]:
     block = False  # an indented block has begun: only a line that opens another one continues
     for rec in records[k + 1 : k + 1 + _MAX_MORE_INDENTED]:
         text = rec.text.strip()
-        if rec.stream != first.stream or rec.level or rec.time or not text or EXCEPTION_LINE.match(text):
+        if (
+            rec.stream != first.stream
+            or rec.level
+            or rec.time
+            or not text
+            or EXCEPTION_LINE.match(text)
+        ):
             break
         if rec.text[:1].isspace():
             block = True
@@ -209,7 +221,9 @@ def _continuation(records: list[Record], k: int) -> list[str]:
     return out
 
 
-def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]]) -> Iterator[ErrorLine]:
+def _error_lines(
+    records: list[Record], covered: dict[str, list[tuple[int, int]]]
+) -> Iterator[ErrorLine]:
     merged = {sid: _merged(spans) for sid, spans in covered.items()}
     for k, rec in enumerate(records):
         text = rec.text
@@ -229,7 +243,14 @@ def _error_lines(records: list[Record], covered: dict[str, list[tuple[int, int]]
         else:
             continue
         more = _continuation(records, k) if kind == "exception" else []
-        yield ErrorLine(line=rec.line, text=text.strip(), stream=rec.stream, level=rec.level, kind=kind, more=more)
+        yield ErrorLine(
+            line=rec.line,
+            text=text.strip(),
+            stream=rec.stream,
+            level=rec.level,
+            kind=kind,
+            more=more,
+        )
 
 
 def _segments(tracebacks: list[Traceback]) -> Iterator[tuple[Segment, Traceback]]:

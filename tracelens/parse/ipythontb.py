@@ -33,14 +33,18 @@ from tracelens.models import Record
 _HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
 _FRAME_NEW = re.compile(r"^File (?P<file>.+?):(?P<line>\d+), in (?P<func>[^\s(]+)")
 _CELL = re.compile(r"^(?P<cell>Cell In ?\[\d*\]), line (?P<line>\d+)")
-_FRAME_OLD = re.compile(r"^(?P<file>(?:/|~|[A-Za-z]:\\|<ipython-input-|<string>)\S*) in (?P<func><[^>]*>|[^\s(]+)")
+_FRAME_OLD = re.compile(
+    r"^(?P<file>(?:/|~|[A-Za-z]:\\|<ipython-input-|<string>)\S*) in (?P<func><[^>]*>|[^\s(]+)"
+)
 _MARKED = re.compile(r"^-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$")
 _CONTEXT = re.compile(r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))")
 _COLLAPSED = re.compile(r"^\d+ frames?$")  # Colab folds the middle frames: "34 frames"
 
 
 def has_ipython_traceback(records: Sequence[Record]) -> bool:
-    return any("Traceback (most recent call last)" in r.text and _HEAD.match(r.text) for r in records)
+    return any(
+        "Traceback (most recent call last)" in r.text and _HEAD.match(r.text) for r in records
+    )
 
 
 def _frame(rec: Record, file: str, line: str, func: str) -> Record:

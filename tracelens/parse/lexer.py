@@ -34,15 +34,40 @@ _NEW_OUTPUT = re.compile(
     r"\S+\.py:\d+: \w*Warning: "
 )
 # PowerShell wraps a native command's stderr: "python : Traceback …", then these lines
-_PS_WRAPPER = re.compile(r"\s*(?:At line:\d+ char:\d+|\+ |\+ ?~+$|\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)")
+_PS_WRAPPER = re.compile(
+    r"\s*(?:At line:\d+ char:\d+|\+ |\+ ?~+$|\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)"
+)
 _MAX_LOOKAHEAD = 15
 _MAX_MSG_LINES = 400
 
 _KNOWN_TOPS = (
-    "vllm", "sglang", "torch", "transformers", "ray", "triton", "flashinfer", "xformers",
-    "flash_attn", "huggingface_hub", "safetensors", "accelerate", "deepspeed", "uvicorn",
-    "fastapi", "starlette", "multiprocessing", "asyncio", "concurrent", "importlib", "megatron",
-    "peft", "trl", "verl", "pytorch_lightning", "diffusers", "xgrammar",
+    "vllm",
+    "sglang",
+    "torch",
+    "transformers",
+    "ray",
+    "triton",
+    "flashinfer",
+    "xformers",
+    "flash_attn",
+    "huggingface_hub",
+    "safetensors",
+    "accelerate",
+    "deepspeed",
+    "uvicorn",
+    "fastapi",
+    "starlette",
+    "multiprocessing",
+    "asyncio",
+    "concurrent",
+    "importlib",
+    "megatron",
+    "peft",
+    "trl",
+    "verl",
+    "pytorch_lightning",
+    "diffusers",
+    "xgrammar",
 )
 
 
@@ -181,7 +206,9 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 j = i + 1
                 while j < n:
                     t = records[j].text
-                    if not t.startswith(indent) or not t[len(indent) :].lstrip().startswith(("|", "+")):
+                    if not t.startswith(indent) or not t[len(indent) :].lstrip().startswith(
+                        ("|", "+")
+                    ):
                         break
                     texts.append(t)
                     lines.append(records[j].line)
@@ -202,8 +229,11 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             elif _FAULT_HEAD.match(stripped):
                 yield _tok("FAULT_HEAD", stripped, rec.line)
                 state = "fault"
-            elif i < 3 and _FRAME.match(text) and i + 1 < n and (
-                _FRAME.match(records[i + 1].text) or records[i + 1].text[:1].isspace()
+            elif (
+                i < 3
+                and _FRAME.match(text)
+                and i + 1 < n
+                and (_FRAME.match(records[i + 1].text) or records[i + 1].text[:1].isspace())
             ):
                 # frames with no header above them at the start: a paste cut mid-traceback
                 yield _tok("TB_HEAD", TB_HEAD, rec.line)
@@ -212,7 +242,11 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             i += 1
         elif state == "tb":
             stripped = text.strip()
-            if _signature(rec) != sig and (rec.source or rec.level or sig != (None, None)) and not _FRAME.match(text):
+            if (
+                _signature(rec) != sig
+                and (rec.source or rec.level or sig != (None, None))
+                and not _FRAME.match(text)
+            ):
                 i += 1  # another logger (or unprefixed output) interleaved in the same stream
                 continue
             if stripped == TB_HEAD:

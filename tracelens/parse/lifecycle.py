@@ -28,4 +28,8 @@ def stop_requested_line(doc: Document) -> int | None:
 def teardown_only(doc: Document) -> bool:
     """Every traceback in the log came after a requested stop: shutdown noise, not a failure."""
     stop = stop_requested_line(doc)
-    return bool(doc.tracebacks) and stop is not None and all(tb.start_line >= stop for tb in doc.tracebacks)
+    return (
+        bool(doc.tracebacks)
+        and stop is not None
+        and all(tb.start_line >= stop for tb in doc.tracebacks)
+    )

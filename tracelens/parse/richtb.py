@@ -31,7 +31,9 @@ from dataclasses import replace
 from tracelens.models import Record
 
 _TOP = re.compile(r"^\s*╭─*\s*Traceback \(most recent call last\)")
-_HEADER = re.compile(r"^(?P<file>(?:/|[A-Za-z]:\\|\.{0,2}/|<|~)\S*):(?P<lineno>\d+) in ?(?P<func>\S*)$")
+_HEADER = re.compile(
+    r"^(?P<file>(?:/|[A-Za-z]:\\|\.{0,2}/|<|~)\S*):(?P<lineno>\d+) in ?(?P<func>\S*)$"
+)
 _MARKED = re.compile(r"^❱\s*\d+\s*│?(?P<code>.*)$")
 _IDENT = re.compile(r"^[\w<>.]+$")
 _CODE = re.compile(r"^(?:❱\s*)?\d+(?:\s|$)")  # a source line: its number in the gutter
@@ -105,7 +107,12 @@ def _frames(lines: list[tuple[Record, str]], out: list[Record]) -> None:
             if not func and j < len(lines) and _IDENT.match(lines[j][1]):
                 func = lines[j][1]  # "PATH:LINE in" with the function on the next line
                 j += 1
-            out.append(replace(rec, text=f'  File "{m.group("file")}", line {m.group("lineno")}, in {func or "?"}'))
+            out.append(
+                replace(
+                    rec,
+                    text=f'  File "{m.group("file")}", line {m.group("lineno")}, in {func or "?"}',
+                )
+            )
             continue
         mark = _MARKED.match(text)
         if mark is not None:
@@ -150,7 +157,9 @@ def unbox(records: Sequence[Record]) -> Sequence[Record]:
             code = bool(_CODE.match(text))
             if joining and not code and text:
                 prev_rec, prev = lines.pop()
-                lines.append((prev_rec, prev + text))  # a word wider than the box, broken at its edge
+                lines.append(
+                    (prev_rec, prev + text)
+                )  # a word wider than the box, broken at its edge
             else:
                 lines.append((rec, text))
             joining = not code and len(raw.rstrip()) >= inner_width

@@ -226,9 +226,7 @@ class _Build:
         segs = [Segment(frames=fr, start_line=ln) for _cur, ln, fr in threads]
         if not segs:
             segs = [Segment(start_line=head.line)]
-        segs[-1].exception = ExceptionInfo(
-            type="Fatal Python error", message=msg, line=head.line
-        )
+        segs[-1].exception = ExceptionInfo(type="Fatal Python error", message=msg, line=head.line)
         tb = Traceback(kind="faulthandler", segments=segs, start_line=head.line)
         tb.end_line = _last_line(tb)
         return tb
@@ -266,6 +264,7 @@ def _nested_tracebacks(msg_tokens, depth: int) -> list[Traceback]:
 def _nested_only(lines: list[str]) -> bool:
     """The message is a quoted traceback (nothing but quotes around it)."""
     return bool(lines) and lines[0].strip() == _QUOTE
+
 
 _GROUP_SEP = re.compile(r"\+(?:-\+)?-+(?: (?P<n>\d+|\.\.\.) -+)?\s*$")
 
@@ -350,8 +349,14 @@ def _parse_group(texts: list[str], lines: list[int], depth: int) -> Traceback:
 def _has_trigger(records: Sequence[Record]) -> bool:
     for r in records:
         t = r.text
-        if "Traceback (most recent call last):" in t or "Fatal Python error" in t or (
-            "Exception Group Traceback" in t or t.strip() == _QUOTE or ('File "' in t and ", line " in t)
+        if (
+            "Traceback (most recent call last):" in t
+            or "Fatal Python error" in t
+            or (
+                "Exception Group Traceback" in t
+                or t.strip() == _QUOTE
+                or ('File "' in t and ", line " in t)
+            )
         ):
             return True
     return False
@@ -377,7 +382,9 @@ def _parse_tolerant(records: Sequence[Record], depth: int) -> list[Traceback]:
     starts = [
         k
         for k, r in enumerate(records)
-        if r.text.strip() == TB_HEAD or _FAULT_HEAD.match(r.text.strip()) or _GROUP_HEAD.match(r.text)
+        if r.text.strip() == TB_HEAD
+        or _FAULT_HEAD.match(r.text.strip())
+        or _GROUP_HEAD.match(r.text)
     ]
     for a, b in zip(starts, starts[1:] + [len(records)]):
         try:

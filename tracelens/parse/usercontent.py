@@ -30,11 +30,21 @@ _JSON_BODY = (
     r'("(?:prompt|content|input|instructions|text|suffix|system)"\s*:\s*)("(?:[^"\\]|\\.)*"|\[[^\]]*\])',
     2,
 )
-ALL_USER_CONTENT_PATTERNS: tuple[tuple[str, str, int], ...] = (*USER_CONTENT_PATTERNS, _FIELDS, _JSON_BODY)
+ALL_USER_CONTENT_PATTERNS: tuple[tuple[str, str, int], ...] = (
+    *USER_CONTENT_PATTERNS,
+    _FIELDS,
+    _JSON_BODY,
+)
 """Everything a user typed or a model wrote, in every form a log prints it: what redaction
 removes from stored and exported text."""
 
-_REQUEST_LOG = ("Received request", "prompt:", "Generated response", "GenerateReqInput", "ChatCompletionRequest")
+_REQUEST_LOG = (
+    "Received request",
+    "prompt:",
+    "Generated response",
+    "GenerateReqInput",
+    "ChatCompletionRequest",
+)
 
 
 def substitute(kind: str, regex: Any, group: int, text: str) -> str:

@@ -95,7 +95,9 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
     ),
     # Open MPI --tag-output: "[1,0]<stderr>:"
-    Envelope("mpirun", re.compile(r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:"), stream_group="s"),
+    Envelope(
+        "mpirun", re.compile(r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:"), stream_group="s"
+    ),
     # Slurm srun --label: "3: "
     Envelope("srun-label", re.compile(r"(?P<s>\d{1,4}): (?=\S| {2}|\t)"), stream_group="s"),
     # kubectl logs --prefix: "[pod/vllm-0/vllm] "
@@ -147,7 +149,8 @@ ENVELOPES: tuple[Envelope, ...] = (
         stream_group="s",
     ),
     Envelope(
-        "ray-daemon", re.compile(r"\((?P<s>raylet|gcs_server|autoscaler|monitor)[^)]*\) "),
+        "ray-daemon",
+        re.compile(r"\((?P<s>raylet|gcs_server|autoscaler|monitor)[^)]*\) "),
         stream_group="s",
     ),
     # torchrun: "[rank3]: " / "[default0]:"
@@ -168,7 +171,8 @@ ENVELOPES: tuple[Envelope, ...] = (
     Envelope(
         "vllm-logger-old",
         re.compile(
-            _LEVEL + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (?P<src>[\w./-]+\.py:\d+)\] ?"
+            _LEVEL
+            + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (?P<src>[\w./-]+\.py:\d+)\] ?"
         ),
         level_group="level",
         time_group="t",
@@ -188,7 +192,9 @@ ENVELOPES: tuple[Envelope, ...] = (
     # "[W601 10:00:03.512 ProcessGroupNCCL.cpp:4561] "
     Envelope(
         "c10-bracket",
-        re.compile(r"\[(?P<level>[IWEF])(?P<t>\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?: \d+)? (?P<src>[\w./-]+:\d+)\] ?"),
+        re.compile(
+            r"\[(?P<level>[IWEF])(?P<t>\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?: \d+)? (?P<src>[\w./-]+:\d+)\] ?"
+        ),
         level_group="level",
         time_group="t",
         source_group="src",
@@ -208,7 +214,11 @@ ENVELOPES: tuple[Envelope, ...] = (
     # a level in brackets after a timestamp was peeled: "[ERROR] ", DeepSpeed's "[INFO] "
     Envelope("bracket-level", re.compile(r"\[" + _LEVEL + r"\]\s+"), level_group="level"),
     # DeepSpeed's source after the level: "[partition_parameters.py:347:__exit__] "
-    Envelope("bracket-source", re.compile(r"\[(?P<src>[\w./-]+\.py:\d+(?::[\w<>]+)?)\] "), source_group="src"),
+    Envelope(
+        "bracket-source",
+        re.compile(r"\[(?P<src>[\w./-]+\.py:\d+(?::[\w<>]+)?)\] "),
+        source_group="src",
+    ),
     # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
     Envelope(
         "python-asctime",
@@ -335,7 +345,9 @@ def line_end(text: str) -> str:
     return "\r" if "\r" in text and "\n" not in text else "\n"
 
 
-def split_lines(text: str, first_line: int = 1, end: str | None = None) -> Iterator[tuple[int, str]]:
+def split_lines(
+    text: str, first_line: int = 1, end: str | None = None
+) -> Iterator[tuple[int, str]]:
     """Yield (line number, text) for ``\\n``, ``\\r\\n`` and bare ``\\r`` line ends.
 
     Segments split by a bare ``\\r`` keep their ``\\n`` line's number, so evidence line numbers

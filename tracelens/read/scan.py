@@ -96,7 +96,9 @@ def open_input(path: str) -> tuple[BinaryIO, int, str]:
         if os.isatty(fd):
             raise InputError(f"{path}: is a terminal, not a log file")
         if stat.S_ISFIFO(st.st_mode) and not _anonymous_pipe(st) and not _readable(fd, FIFO_WAIT):
-            raise InputError(f"{path}: a FIFO that nobody writes to (nothing came in {FIFO_WAIT:g} s)")
+            raise InputError(
+                f"{path}: a FIFO that nobody writes to (nothing came in {FIFO_WAIT:g} s)"
+            )
         _set_blocking(fd)
         src = os.fdopen(fd, "rb")
     except BaseException:
@@ -168,7 +170,9 @@ def _notice(message: str) -> None:
         pass
 
 
-def read_records(fp: BinaryIO, size: int, prefetch: Prefetch | None = None) -> tuple[list[Record], int, bool, str]:
+def read_records(
+    fp: BinaryIO, size: int, prefetch: Prefetch | None = None
+) -> tuple[list[Record], int, bool, str]:
     """Records of the whole log, or of the windows around trouble for a large one.
 
     Returns (records, line count, whether the whole log was parsed, encoding).
@@ -315,7 +319,9 @@ class Prefetch:
                 try:
                     import pickle
 
-                    data = pickle.dumps(_pread_scan(fd, a, b, self.nl), protocol=pickle.HIGHEST_PROTOCOL)
+                    data = pickle.dumps(
+                        _pread_scan(fd, a, b, self.nl), protocol=pickle.HIGHEST_PROTOCOL
+                    )
                     with os.fdopen(w, "wb") as out:
                         out.write(data)
                 finally:
@@ -373,6 +379,7 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
     if prefetch is not None:
         parts = prefetch.result()
     else:
+
         def read_at(off: int, n: int) -> bytes:
             fp.seek(off)
             return fp.read(n)
@@ -439,7 +446,9 @@ def _snap(fp: BinaryIO, w: Window, total: int, nl: bytes) -> None:
         w.end = w.end + at + 1 if at >= 0 else min(total, w.end + len(probe))
 
 
-def read_path(path: str, opened: tuple[BinaryIO, int, str] | None = None, prefetch: Prefetch | None = None):
+def read_path(
+    path: str, opened: tuple[BinaryIO, int, str] | None = None, prefetch: Prefetch | None = None
+):
     """Read a path or ``-``: (records, size, line count, full parse, encoding, display name).
     ``opened``/``prefetch``: the file as :func:`open_input` gave it and a scan already started."""
     fp, size, name = opened or open_input(path)

@@ -7,7 +7,9 @@ from tracelens.models import Report
 FORMATS = ("text", "json", "markdown", "jira")
 
 
-def render(report: Report, fmt: str, *, color: bool = False, full: bool = True, width: int = 0) -> str:
+def render(
+    report: Report, fmt: str, *, color: bool = False, full: bool = True, width: int = 0
+) -> str:
     """``full`` and ``width`` shape the text report only (the other formats are always whole)."""
     if fmt == "json":
         from tracelens.render.jsonout import render_json

@@ -7,11 +7,33 @@ import re
 from tracelens.models import Report
 
 IMPORTANT_FACTS = (
-    "vllm_version", "sglang_version", "torch_version", "transformers_version", "accelerate_version", "cuda_version",
-    "driver_version", "python_version", "nccl_version", "model", "model_path", "architecture",
-    "quantization", "dtype", "kv_cache_dtype", "kv_cache_dtype_arg", "tensor_parallel_size",
-    "pipeline_parallel_size", "data_parallel_size", "max_model_len", "attention_backend",
-    "rejected_backends", "gpu_name", "gpu_count", "compute_capability", "exit_code", "signal",
+    "vllm_version",
+    "sglang_version",
+    "torch_version",
+    "transformers_version",
+    "accelerate_version",
+    "cuda_version",
+    "driver_version",
+    "python_version",
+    "nccl_version",
+    "model",
+    "model_path",
+    "architecture",
+    "quantization",
+    "dtype",
+    "kv_cache_dtype",
+    "kv_cache_dtype_arg",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "max_model_len",
+    "attention_backend",
+    "rejected_backends",
+    "gpu_name",
+    "gpu_count",
+    "compute_capability",
+    "exit_code",
+    "signal",
 )
 
 
@@ -133,4 +155,3 @@ def md_facts_table(rows: list[tuple[str, str]]) -> list[str]:
     if not rows:
         return []
     return ["| fact | value |", "|---|---|"] + [f"| {md_line(n)} | {md_code(v)} |" for n, v in rows]
-

@@ -7,7 +7,11 @@ from tracelens.models import Document, Traceback
 
 def _tb_lines(tb: Traceback, indent: str = "  ") -> list[str]:
     exc = tb.exception
-    head = f"{exc.type}: {exc.message.splitlines()[0] if exc.message else ''}" if exc else "(no exception line)"
+    head = (
+        f"{exc.type}: {exc.message.splitlines()[0] if exc.message else ''}"
+        if exc
+        else "(no exception line)"
+    )
     flags = []
     if tb.truncated:
         flags.append("truncated")
@@ -16,7 +20,10 @@ def _tb_lines(tb: Traceback, indent: str = "  ") -> list[str]:
     if len(tb.segments) > 1:
         flags.append(f"{len(tb.segments)} chained")
     streams = ", ".join(s or "(main)" for s in tb.streams) or tb.stream or "(main)"
-    out = [f"{indent}line {tb.start_line}-{tb.end_line}: {head}" + (f"  [{', '.join(flags)}]" if flags else "")]
+    out = [
+        f"{indent}line {tb.start_line}-{tb.end_line}: {head}"
+        + (f"  [{', '.join(flags)}]" if flags else "")
+    ]
     copies = len(tb.lines) or 1
     times = f"{copies} times, " if copies > 1 else ""
     out.append(f"{indent}  seen {times}on {len(tb.streams) or 1} stream(s): {streams}")
@@ -31,7 +38,10 @@ def _tb_lines(tb: Traceback, indent: str = "  ") -> list[str]:
 
 def render_document_text(doc: Document) -> str:
     scope = "whole log" if doc.full_parse else "regions around the trouble"
-    out = [f"{doc.source}: {doc.line_count} lines, {doc.size} bytes, {doc.encoding}, parsed: {scope}", ""]
+    out = [
+        f"{doc.source}: {doc.line_count} lines, {doc.size} bytes, {doc.encoding}, parsed: {scope}",
+        "",
+    ]
     out.append(f"Streams ({len(doc.streams)}):")
     for s in doc.streams:
         out.append(f"  {s.id or '(main)'}: {s.records} lines, {s.first_line}-{s.last_line}")
@@ -39,7 +49,10 @@ def render_document_text(doc: Document) -> str:
     for tb in doc.tracebacks:
         out += _tb_lines(tb)
     failures = sum(1 for e in doc.errors if e.kind not in ("level", "exception"))
-    out += ["", f"Failure and error lines ({len(doc.errors)}; {failures} failure line(s) of a known shape):"]
+    out += [
+        "",
+        f"Failure and error lines ({len(doc.errors)}; {failures} failure line(s) of a known shape):",
+    ]
     for e in doc.errors[:50]:
         out.append(f"  line {e.line} [{e.kind}] {e.text[:200]}")
     if len(doc.errors) > 50:

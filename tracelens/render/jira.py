@@ -26,7 +26,9 @@ def render_jira(report: Report) -> str:
         if d.remedies:
             out.append("*Remedies, in order*")
             for r in d.remedies:
-                out.append(f"# {jira_text(r.title)}{' (already in place)' if r.already_applied else ''}")
+                out.append(
+                    f"# {jira_text(r.title)}{' (already in place)' if r.already_applied else ''}"
+                )
                 for s in r.steps:
                     out.append(f"** {jira_text(s)}")
                 if r.commands:
@@ -38,5 +40,7 @@ def render_jira(report: Report) -> str:
             out += ["*References*"] + [f"* {jira_link(r)}" for r in d.references] + [""]
     facts = important_facts(report.facts)
     if facts:
-        out += ["h3. Environment", "||fact||value||"] + [f"|{jira_text(n)}|{{{{{jira_text(v)}}}}}|" for n, v in facts]
+        out += ["h3. Environment", "||fact||value||"] + [
+            f"|{jira_text(n)}|{{{{{jira_text(v)}}}}}|" for n, v in facts
+        ]
     return "\n".join(out).rstrip() + "\n"

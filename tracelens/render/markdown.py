@@ -33,10 +33,18 @@ def render_markdown(report: Report) -> str:
         for note in d.notes:
             out += [f"> {md_line(note)}", ""]
         if d.evidence:
-            out += ["**Evidence**", "", fence("\n".join(f"{e.line}: {e.text}" for e in d.evidence)), ""]
+            out += [
+                "**Evidence**",
+                "",
+                fence("\n".join(f"{e.line}: {e.text}" for e in d.evidence)),
+                "",
+            ]
         if d.remedies:
             out += ["**Remedies, in order**", ""]
-            out += md_remedies([to_dict(r) for r in d.remedies], lambda r: " *(already in place)*" if r["already_applied"] else "")
+            out += md_remedies(
+                [to_dict(r) for r in d.remedies],
+                lambda r: " *(already in place)*" if r["already_applied"] else "",
+            )
             out.append("")
         if d.does_not_help:
             out += ["**Does not help**", ""] + [f"- {md_line(t)}" for t in d.does_not_help] + [""]

@@ -35,16 +35,33 @@ def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
     text = clean(text).strip()
     if width <= 0:
         return [first + text]
-    return textwrap.wrap(text, width=width, initial_indent=first, subsequent_indent=rest,
-                         break_long_words=False, break_on_hyphens=False) or [first]
+    return textwrap.wrap(
+        text,
+        width=width,
+        initial_indent=first,
+        subsequent_indent=rest,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [first]
 
 
-def render_diagnosis(d: Diagnosis, rank: int, color: bool = False, *, full: bool = True, width: int = 0) -> list[str]:
+def render_diagnosis(
+    d: Diagnosis, rank: int, color: bool = False, *, full: bool = True, width: int = 0
+) -> list[str]:
     sev_color = {"fatal": "red", "error": "red", "warning": "yellow"}.get(d.severity, "white")
     tag = "symptom" if d.secondary else "cause"
-    out = [_style(line, color, bold=True) for line in _wrap(f"[{rank}] {d.title}", width, "", "    ")]
-    head = _wrap(f"{d.severity.upper()}  {d.category}  ({tag}, confidence {d.confidence:.2f}, rule {d.rule_id})", width, "    ", "    ")
-    head[0] = head[0].replace(d.severity.upper(), _style(d.severity.upper(), color, fg=sev_color), 1)
+    out = [
+        _style(line, color, bold=True) for line in _wrap(f"[{rank}] {d.title}", width, "", "    ")
+    ]
+    head = _wrap(
+        f"{d.severity.upper()}  {d.category}  ({tag}, confidence {d.confidence:.2f}, rule {d.rule_id})",
+        width,
+        "    ",
+        "    ",
+    )
+    head[0] = head[0].replace(
+        d.severity.upper(), _style(d.severity.upper(), color, fg=sev_color), 1
+    )
     out += [*head, ""]
     out += _wrap("Root cause: " + d.root_cause, width, "    ", "    ")
     for note in d.notes:
@@ -67,7 +84,9 @@ def render_diagnosis(d: Diagnosis, rank: int, color: bool = False, *, full: bool
             for c in r.commands:  # one line each: commands are for pasting
                 out.append("         $ " + _style(clean(c), color, fg="cyan"))
         if len(d.remedies) > len(remedies):
-            out.append(f"      … {len(d.remedies) - len(remedies)} more remed{'y' if len(d.remedies) - len(remedies) == 1 else 'ies'} (--full)")
+            out.append(
+                f"      … {len(d.remedies) - len(remedies)} more remed{'y' if len(d.remedies) - len(remedies) == 1 else 'ies'} (--full)"
+            )
     if d.does_not_help:
         out += ["", "    Does not help:"]
         for t in d.does_not_help:
@@ -84,8 +103,15 @@ def _brief(d: Diagnosis, rank: int, color: bool, width: int) -> list[str]:
     """A later diagnosis in the compact report: title, severity, first evidence line."""
     tag = "symptom" if d.secondary else "cause"
     first = f", line {d.evidence[0].line}" if d.evidence else ""
-    out = [_style(line, color, bold=True) for line in _wrap(f"[{rank}] {d.title}", width, "", "    ")]
-    return out + _wrap(f"{d.severity.upper()}  {d.category}  ({tag}, confidence {d.confidence:.2f}, rule {d.rule_id}{first})", width, "    ", "    ")
+    out = [
+        _style(line, color, bold=True) for line in _wrap(f"[{rank}] {d.title}", width, "", "    ")
+    ]
+    return out + _wrap(
+        f"{d.severity.upper()}  {d.category}  ({tag}, confidence {d.confidence:.2f}, rule {d.rule_id}{first})",
+        width,
+        "    ",
+        "    ",
+    )
 
 
 def render_text(report: Report, color: bool = False, *, full: bool = False, width: int = 0) -> str:
@@ -110,7 +136,11 @@ def render_text(report: Report, color: bool = False, *, full: bool = False, widt
             )
             for tb in doc.tracebacks[:5]:
                 exc = tb.exception
-                what = f"{exc.type}: {exc.message.splitlines()[0] if exc.message else ''}" if exc else "(truncated)"
+                what = (
+                    f"{exc.type}: {exc.message.splitlines()[0] if exc.message else ''}"
+                    if exc
+                    else "(truncated)"
+                )
                 lines.append(clean(f"  line {tb.start_line}: {what}"))
             for err in doc.errors[:5]:
                 lines.append(clean(f"  line {err.line}: {err.text[:200]}"))
@@ -123,12 +153,24 @@ def render_text(report: Report, color: bool = False, *, full: bool = False, widt
         else:
             lines += _brief(d, k, color, width)
     if not full and len(report.diagnoses) > 1:
-        lines += ["", *_wrap("(compact report: --full shows every diagnosis with all its evidence, remedies and references)", width, "", "")]
+        lines += [
+            "",
+            *_wrap(
+                "(compact report: --full shows every diagnosis with all its evidence, remedies and references)",
+                width,
+                "",
+                "",
+            ),
+        ]
     if report.similar:
         lines += ["", "Similar past incidents:"]
         for h in report.similar:
             fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
-            lines.append(clean(f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {h['title'][:80]}{fix}"))
+            lines.append(
+                clean(
+                    f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {h['title'][:80]}{fix}"
+                )
+            )
     facts = important_facts(report.facts)
     if facts:
         lines += ["", "Facts:"]

@@ -28,7 +28,14 @@ class Hit:
 
 
 # How sure one matched condition makes us that the rule's failure happened.
-_BELIEF = {"exception": 0.75, "exception+message": 0.85, "frame": 0.3, "fact": 0.3, "line": 0.45, "line+level": 0.5}
+_BELIEF = {
+    "exception": 0.75,
+    "exception+message": 0.85,
+    "frame": 0.3,
+    "fact": 0.3,
+    "line": 0.45,
+    "line+level": 0.5,
+}
 
 
 Cond = Callable[[Context], "Hit | None"]
@@ -175,7 +182,11 @@ def _fact_cond(body: dict) -> Cond:
                 return None
             hit.facts[name] = fact.value
             if fact.line:
-                hit.evidence.append(Evidence(line=fact.line, text=_short(fact.text or f"{name}={fact.value}"), why=why))
+                hit.evidence.append(
+                    Evidence(
+                        line=fact.line, text=_short(fact.text or f"{name}={fact.value}"), why=why
+                    )
+                )
         return hit
 
     return cond
@@ -197,7 +208,11 @@ def compile_condition(cond: Any) -> Cond:
     if isinstance(cond, FrameCond):
         return _frame_cond(_fields(cond.frame, ("function", "file", "module")))
     if isinstance(cond, LineCond):
-        return _line_cond(cond.line if isinstance(cond.line, str) else _fields(cond.line, ("text", "level", "stream")))
+        return _line_cond(
+            cond.line
+            if isinstance(cond.line, str)
+            else _fields(cond.line, ("text", "level", "stream"))
+        )
     if isinstance(cond, FactCond):
         return _fact_cond(cond.fact)
     return _block({cond.kind: getattr(cond, cond.kind)})

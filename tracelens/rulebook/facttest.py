@@ -44,12 +44,16 @@ def parse_fact_test(test: str, where: str = "fact") -> Callable[[str], bool]:
         # anything else (">=not.a.version") is false for every value
         for op, v in parsed:
             if op not in ("==", "!=") and _number(v) is None:
-                raise ValueError(f"{where}: {test!r} can never match: {v!r} is neither a version nor a number")
+                raise ValueError(
+                    f"{where}: {test!r} can never match: {v!r} is neither a version nor a number"
+                )
 
     def check(value: str) -> bool:
         num = _number(value)
-        if all(_number(v) is not None for _, v in parsed) and num is not None and (
-            spec is None or not _looks_version(value)
+        if (
+            all(_number(v) is not None for _, v in parsed)
+            and num is not None
+            and (spec is None or not _looks_version(value))
         ):
             return all(_compare(num, op, _number(v)) for op, v in parsed)  # type: ignore[arg-type]
         if spec is not None:
@@ -60,7 +64,8 @@ def parse_fact_test(test: str, where: str = "fact") -> Callable[[str], bool]:
         if num is not None and all(_number(v) is not None for _, v in parsed):
             return all(_compare(num, op, _number(v)) for op, v in parsed)  # type: ignore[arg-type]
         return all(
-            (value == v) if op == "==" else (value != v) if op == "!=" else False for op, v in parsed
+            (value == v) if op == "==" else (value != v) if op == "!=" else False
+            for op, v in parsed
         )
 
     return check
@@ -83,5 +88,11 @@ def _number(v: str) -> float | None:
 
 def _compare(a: float, op: str, b: float) -> bool:
     return {
-        "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b, "==": a == b, "!=": a != b, "~=": a >= b,
+        "<": a < b,
+        "<=": a <= b,
+        ">": a > b,
+        ">=": a >= b,
+        "==": a == b,
+        "!=": a != b,
+        "~=": a >= b,
     }[op]

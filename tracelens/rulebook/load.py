@@ -34,7 +34,10 @@ def _yaml():
                     continue
                 if first != key_node.start_mark.line + 1:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"duplicate key {key!r} (first on line {first})", key_node.start_mark
+                        None,
+                        None,
+                        f"duplicate key {key!r} (first on line {first})",
+                        key_node.start_mark,
                     )
             return super().construct_mapping(node, deep)
 
@@ -47,7 +50,16 @@ class LoadedRule:
 
     __slots__ = ("id", "needs", "reports", "path", "_rule", "_blob", "_matcher", "_examples")
 
-    def __init__(self, path: Path, rule: Rule | None = None, *, rule_id: str = "", needs=(), reports=(), blob: bytes = b""):
+    def __init__(
+        self,
+        path: Path,
+        rule: Rule | None = None,
+        *,
+        rule_id: str = "",
+        needs=(),
+        reports=(),
+        blob: bytes = b"",
+    ):
         self.path = path
         self._rule = rule
         self._blob = blob
@@ -124,7 +136,9 @@ def _node_line(node, loc: tuple) -> int | None:
                     break
             else:
                 return line
-        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+        elif (
+            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
+        ):
             node = node.value[part]
             line = node.start_mark.line + 1
         else:
@@ -144,7 +158,12 @@ def load_rule_file(path: Path, root: Path) -> Rule:
         data = yaml.load(text, Loader=loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        raise RuleError(shown, mark.line + 1 if mark else None, "", f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        raise RuleError(
+            shown,
+            mark.line + 1 if mark else None,
+            "",
+            f"not valid YAML ({getattr(exc, 'problem', exc)})",
+        ) from None
     if not isinstance(data, dict):
         raise RuleError(shown, 1, "", "a rule file is a YAML mapping")
 
@@ -155,13 +174,25 @@ def load_rule_file(path: Path, root: Path) -> Rule:
         rule = validate_rule(data)
     except ValueError as exc:
         loc, msg = exc.args
-        raise RuleError(shown, _node_line(node(), loc), ".".join(str(p) for p in loc), msg) from None
+        raise RuleError(
+            shown, _node_line(node(), loc), ".".join(str(p) for p in loc), msg
+        ) from None
     expected = path.relative_to(root).with_suffix("").as_posix()
     if rule.id != expected:
-        raise RuleError(shown, _node_line(node(), ("id",)), "id", f"is {rule.id!r} but the file's path says {expected!r}")
+        raise RuleError(
+            shown,
+            _node_line(node(), ("id",)),
+            "id",
+            f"is {rule.id!r} but the file's path says {expected!r}",
+        )
     cats = categories()
     if rule.category not in cats:
-        raise RuleError(shown, _node_line(node(), ("category",)), "category", f"{rule.category!r} is not a known category (see rules/categories.yaml)")
+        raise RuleError(
+            shown,
+            _node_line(node(), ("category",)),
+            "category",
+            f"{rule.category!r} is not a known category (see rules/categories.yaml)",
+        )
     return rule
 
 
@@ -195,7 +226,9 @@ def _duplicate_error(new: LoadedRule, old: LoadedRule) -> RuleError | None:
     if new.rule.replaces:
         return None
     return RuleError(
-        str(new.path), None, "id",
+        str(new.path),
+        None,
+        "id",
         f"{new.id!r} is also the id of {old.path}; rename the rule, or add 'replaces: true' to replace that one",
     )
 
@@ -224,7 +257,11 @@ def _rule_entries(root: Path) -> list[tuple[str, os.stat_result]]:
                 for entry in it:
                     if entry.is_dir():
                         stack.append(entry.path)
-                    elif entry.name.endswith(".yaml") and entry.name != "categories.yaml" and entry.is_file():
+                    elif (
+                        entry.name.endswith(".yaml")
+                        and entry.name != "categories.yaml"
+                        and entry.is_file()
+                    ):
                         out.append((entry.path, entry.stat()))
         except OSError:
             continue
@@ -291,7 +328,15 @@ class _Cache:
                     data = pickle.load(fh)
                 if isinstance(data, dict):
                     self.entries = data
-            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+            except (
+                OSError,
+                pickle.UnpicklingError,
+                EOFError,
+                AttributeError,
+                ImportError,
+                TypeError,
+                ValueError,
+            ):
                 self.entries = {}
 
     def get(self, path: str, st: os.stat_result) -> tuple[str, list, list, bytes] | None:
@@ -349,7 +394,9 @@ def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = T
             hit = store.get(name, st)
             if hit is not None:
                 rule_id, needs, reports, blob = hit
-                add(LoadedRule(Path(name), rule_id=rule_id, needs=needs, reports=reports, blob=blob))
+                add(
+                    LoadedRule(Path(name), rule_id=rule_id, needs=needs, reports=reports, blob=blob)
+                )
                 continue
             try:
                 rule = load_rule_file(Path(name), root)

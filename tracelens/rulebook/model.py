@@ -101,7 +101,9 @@ class ExceptionCond:
         _nonempty(self.exception, "exception", ("type", "message"))
 
     def regexes(self) -> list[tuple[str, str]]:
-        return [(k, v) for k in ("type", "message") if (v := getattr(self.exception, k)) is not None]
+        return [
+            (k, v) for k in ("type", "message") if (v := getattr(self.exception, k)) is not None
+        ]
 
 
 @model
@@ -116,7 +118,11 @@ class FrameCond:
         _nonempty(self.frame, "frame", ("function", "file", "module"))
 
     def regexes(self) -> list[tuple[str, str]]:
-        return [(k, v) for k in ("function", "file", "module") if (v := getattr(self.frame, k)) is not None]
+        return [
+            (k, v)
+            for k in ("function", "file", "module")
+            if (v := getattr(self.frame, k)) is not None
+        ]
 
 
 @model
@@ -175,15 +181,22 @@ class NoneCond:
 
 
 CONDITION_TYPES: dict[str, type] = {
-    "exception": ExceptionCond, "frame": FrameCond, "line": LineCond, "fact": FactCond,
-    "all": AllCond, "any": AnyCond, "none": NoneCond,
+    "exception": ExceptionCond,
+    "frame": FrameCond,
+    "line": LineCond,
+    "fact": FactCond,
+    "all": AllCond,
+    "any": AnyCond,
+    "none": NoneCond,
 }
 
 
 def _condition_kind(value: Any) -> str | None:
     """Which condition a mapping is (its one key), for pydantic's discriminator."""
     if isinstance(value, dict):
-        return next(iter(value)) if len(value) == 1 and next(iter(value)) in CONDITION_TYPES else None
+        return (
+            next(iter(value)) if len(value) == 1 and next(iter(value)) in CONDITION_TYPES else None
+        )
     return getattr(value, "kind", None)
 
 
@@ -201,7 +214,8 @@ class _ConditionSchema:
         disc = Discriminator(
             _condition_kind,
             custom_error_type="condition",
-            custom_error_message="a condition is a mapping with one key of " + ", ".join(CONDITION_TYPES),
+            custom_error_message="a condition is a mapping with one key of "
+            + ", ".join(CONDITION_TYPES),
         )
         return handler(A[union, disc])
 
@@ -336,7 +350,10 @@ def _semantic_errors(rule: Rule):
     for k, need in enumerate(rule.needs):
         options = need if isinstance(need, list) else [need]
         if not options or any(not str(o).strip() for o in options):
-            return ("needs", k), "an empty literal is in every log: it cannot narrow which logs the rule reads"
+            return (
+                "needs",
+                k,
+            ), "an empty literal is in every log: it cannot narrow which logs the rule reads"
     for kind in ("all", "any", "none"):
         for k, cond in enumerate(getattr(m, kind)):
             try:

@@ -80,8 +80,12 @@ def _cache_file(files) -> Path | None:
     if base.startswith("~"):
         return None
     code = f"{Path(__file__).stat().st_mtime_ns}:{Path(origin_mod.__file__).stat().st_mtime_ns}"
-    text = "\0".join([__version__, code, *(f"{p}:{st.st_size}:{st.st_mtime_ns}" for p, st, _ in files)]).encode()
-    return Path(base) / "tracelens" / f"nearest-{zlib.crc32(text):08x}{zlib.adler32(text):08x}.pickle"
+    text = "\0".join(
+        [__version__, code, *(f"{p}:{st.st_size}:{st.st_mtime_ns}" for p, st, _ in files)]
+    ).encode()
+    return (
+        Path(base) / "tracelens" / f"nearest-{zlib.crc32(text):08x}{zlib.adler32(text):08x}.pickle"
+    )
 
 
 def build(ruleset) -> list[Entry]:
@@ -98,7 +102,14 @@ def build(ruleset) -> list[Entry]:
         except OSError:
             continue
         records, lines, full, encoding = scan.read_bytes(raw)
-        doc = build_document(records, source=path, size=len(raw), line_count=lines, full_parse=full, encoding=encoding)
+        doc = build_document(
+            records,
+            source=path,
+            size=len(raw),
+            line_count=lines,
+            full_parse=full,
+            encoding=encoding,
+        )
         origin, _recovered = find_origin(doc, wrappers)
         if origin is None:
             continue
@@ -118,7 +129,15 @@ def index(ruleset) -> list[Entry]:
         try:
             with open(path, "rb") as fh:
                 entries = pickle.load(fh)
-        except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+        except (
+            OSError,
+            pickle.UnpicklingError,
+            EOFError,
+            AttributeError,
+            ImportError,
+            TypeError,
+            ValueError,
+        ):
             entries = None
     if entries is None:
         entries = build(ruleset)

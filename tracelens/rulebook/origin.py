@@ -33,15 +33,23 @@ _TEARDOWN = re.compile(
 _HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
 _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
-_QUOTES_TRACEBACK = re.compile(r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException")
+_QUOTES_TRACEBACK = re.compile(
+    r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException"
+)
 # CPython's own complaint while it tears the interpreter down after the program ended
-_AT_SHUTDOWN = re.compile(r"\bat interpreter shutdown\b|\bduring interpreter shutdown\b|Python runtime state: finalizing")
+_AT_SHUTDOWN = re.compile(
+    r"\bat interpreter shutdown\b|\bduring interpreter shutdown\b|Python runtime state: finalizing"
+)
 # what a server raises to refuse a bad request
-_VALIDATION_TYPES = re.compile(r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError)$")
+_VALIDATION_TYPES = re.compile(
+    r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError)$"
+)
 # pydantic's first line only counts the errors; the next lines say what is wrong
 _VALIDATION = re.compile(r"ValidationError$")
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
-_CLIENT_ERROR = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b')
+_CLIENT_ERROR = re.compile(
+    r'HTTP/\d(?:\.\d)?" 4\d\d\b|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b'
+)
 _PROGRESS = re.compile(
     r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
     r"\{'loss': |'train_runtime': |\bApplication startup complete\b|"
@@ -96,7 +104,10 @@ class Wrappers:
         return False
 
     def line(self, text: str) -> bool:
-        return any(mrx is not None and trx is None and mrx.search(text) is not None for trx, mrx in self.pairs)
+        return any(
+            mrx is not None and trx is None and mrx.search(text) is not None
+            for trx, mrx in self.pairs
+        )
 
 
 def _index(doc: Document) -> dict[int, int]:
@@ -130,8 +141,6 @@ def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "")
     return any(_CLIENT_ERROR.search(rec.text) for rec in doc.records[k + 1 : k + 6])
 
 
-
-
 def _quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
     """(line offset, type, message) of the last exception line of a traceback quoted in
     ``exc``'s message (torch.multiprocessing's "-- Process 0 terminated with the following
@@ -153,7 +162,9 @@ def _wrapper_follows(doc: Document, pos: dict[int, int], end: int, wrappers: Wra
     return any(wrappers.line(rec.text) for rec in doc.records[k + 1 : k + 4] if rec.text.strip())
 
 
-def _traceback_after(doc: Document, pos: dict[int, int], line: int, stream: str, starts) -> Traceback | None:
+def _traceback_after(
+    doc: Document, pos: dict[int, int], line: int, stream: str, starts
+) -> Traceback | None:
     """The traceback that starts within a few records after ``line`` in the same stream."""
     k = pos.get(line)
     if k is None:
@@ -164,7 +175,9 @@ def _traceback_after(doc: Document, pos: dict[int, int], line: int, stream: str,
     return None
 
 
-_CHAIN = re.compile(r"^(?:During handling of the above exception|The above exception was the direct cause)")
+_CHAIN = re.compile(
+    r"^(?:During handling of the above exception|The above exception was the direct cause)"
+)
 
 
 def _chained_end(doc: Document, pos: dict[int, int], tbs: list[Traceback], k: int) -> int:
@@ -193,30 +206,50 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
                 continue
             if _AT_SHUTDOWN.search(f"{exc.type}: {exc.message[:400]}"):
                 continue  # the interpreter complaining while it tears down after the program ended
-            if wrappers.exception(exc) or (exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])):
+            if wrappers.exception(exc) or (
+                exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])
+            ):
                 continue  # the failure above (or the traceback it quotes) is the one it reports
-            if exc.type == "Exception" and not exc.message.strip() and _wrapper_follows(doc, pos, owner.end_line, wrappers):
+            if (
+                exc.type == "Exception"
+                and not exc.message.strip()
+                and _wrapper_follows(doc, pos, owner.end_line, wrappers)
+            ):
                 continue  # an empty exception whose message the program printed on its own lines
             quoted = _quoted_exception(exc)
             if quoted is not None:  # a child's traceback carried in the message, not parsed apart
                 k, etype, first = quoted
-                out.append(Origin(line=exc.line + k, text=f"{etype}: {first}", stream=owner.stream, kind="exception",
-                                  type=etype, message=first, start=owner.start_line, end=owner.end_line))
+                out.append(
+                    Origin(
+                        line=exc.line + k,
+                        text=f"{etype}: {first}",
+                        stream=owner.stream,
+                        kind="exception",
+                        type=etype,
+                        message=first,
+                        start=owner.start_line,
+                        end=owner.end_line,
+                    )
+                )
                 break
             client = _client_error(doc, pos, owner.end_line, exc.type)
             lines = exc.message.splitlines()
             first, at = (lines[0] if lines else ""), exc.line
             if _VALIDATION.search(exc.type) and len(lines) > 1:
                 for j, detail in enumerate(lines[1:6], 1):
-                    if detail.strip() and not detail.startswith(("  For further", "    For further")) and (
-                        "error" in detail.lower() or "should" in detail or j == 2
+                    if (
+                        detail.strip()
+                        and not detail.startswith(("  For further", "    For further"))
+                        and ("error" in detail.lower() or "should" in detail or j == 2)
                     ):
                         first, at = detail.strip(), exc.line + j
                         break
             out.append(
                 Origin(
                     line=at,
-                    text=f"{exc.type}: {first}" if first and at == exc.line else (first or exc.type),
+                    text=f"{exc.type}: {first}"
+                    if first and at == exc.line
+                    else (first or exc.type),
                     stream=owner.stream,
                     kind="exception",
                     type=exc.type,
@@ -224,7 +257,12 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
                     frame=seg.frames[-1] if seg.frames else None,
                     client=client,
                     start=owner.start_line,
-                    end=max(_chained_end(doc, pos, doc.tracebacks, n) if owner is tb else owner.end_line, exc.end_line or exc.line),
+                    end=max(
+                        _chained_end(doc, pos, doc.tracebacks, n)
+                        if owner is tb
+                        else owner.end_line,
+                        exc.end_line or exc.line,
+                    ),
                 )
             )
             break  # the first qualifying exception of a chain is its origin
@@ -240,16 +278,26 @@ def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
         if err.kind == "exception":
             head, _, rest = err.text.partition(": ")
             etype, message = head, "\n".join([rest, *err.more])
-            if _TEARDOWN.search(etype) or wrappers.exception(ExceptionInfo(type=etype, message=message, line=err.line)):
+            if _TEARDOWN.search(etype) or wrappers.exception(
+                ExceptionInfo(type=etype, message=message, line=err.line)
+            ):
                 continue
         end = err.line + len(err.more)
         after = _traceback_after(doc, pos, err.line, err.stream, starts)
         if after is not None:  # the message a handler printed right before its traceback
             end = max(end, after.end_line)
         out.append(
-            Origin(line=err.line, text=err.text, stream=err.stream, kind=err.kind, type=etype,
-                   message=message, start=err.line, end=end,
-                   client=_client_error(doc, pos, end, etype or "ValueError"))
+            Origin(
+                line=err.line,
+                text=err.text,
+                stream=err.stream,
+                kind=err.kind,
+                type=etype,
+                message=message,
+                start=err.line,
+                end=end,
+                client=_client_error(doc, pos, end, etype or "ValueError"),
+            )
         )
     out.sort(key=lambda o: (o.line, o.kind != "exception"))
     return out
@@ -299,7 +347,9 @@ def _carried_on(records: list[Record], after: int) -> bool:
 
 
 # one line per start of a program; an engine's own start counts only where no server banner does
-_RUN_START = re.compile(r"\bvLLM API server version\b|\bserver_args=ServerArgs\(|\bStarting elastic_operator\b")
+_RUN_START = re.compile(
+    r"\bvLLM API server version\b|\bserver_args=ServerArgs\(|\bStarting elastic_operator\b"
+)
 _ENGINE_START = re.compile(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
 
 

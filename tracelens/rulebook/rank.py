@@ -20,7 +20,9 @@ from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
 from tracelens.rulebook.unrecognized import settle
 
 
-def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: Context) -> list[Remedy]:
+def _remedies(
+    rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: Context
+) -> list[Remedy]:
     out: list[Remedy] = []
     applied: list[Remedy] = []
     for spec in rule.remedies:
@@ -50,12 +52,17 @@ def _remedies(rule: Rule, values: dict[str, str], facts: dict[str, Fact], ctx: C
         if repeated and not rem.already_applied:
             rem.already_applied = True
             shown = ", ".join(f"{flag} {value}" for flag, value in repeated)
-            rem.steps.insert(0, f"The log already runs with {shown}: this remedy would change nothing as written; try the others first.")
+            rem.steps.insert(
+                0,
+                f"The log already runs with {shown}: this remedy would change nothing as written; try the others first.",
+            )
         (applied if rem.already_applied else out).append(rem)
     return out + applied
 
 
-_FLAG_VALUE = re.compile(r"(?:^|\s)--([a-z][a-z0-9-]*)(?:[ =]([^\s'\"#{}]+|'[^']*'|\"[^\"]*\"))?(?=\s|$)")
+_FLAG_VALUE = re.compile(
+    r"(?:^|\s)--([a-z][a-z0-9-]*)(?:[ =]([^\s'\"#{}]+|'[^']*'|\"[^\"]*\"))?(?=\s|$)"
+)
 
 
 def _same(a: str, b: str) -> bool:

@@ -42,27 +42,81 @@ _BY_TYPE = (
     (re.compile(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
     (re.compile(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
     (re.compile(r"(?:^|\.)MemoryError$"), "host-oom"),
-    (re.compile(r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound"), "model-access"),
+    (
+        re.compile(
+            r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound"
+        ),
+        "model-access",
+    ),
     (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
-    (re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"), "compile-failure"),
+    (
+        re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"),
+        "compile-failure",
+    ),
     (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
     (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
 )
-_TENSOR = re.compile(r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors)\b", re.I)
+_TENSOR = re.compile(
+    r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors)\b", re.I
+)
 # words of the message (and the raising module) that say which kind of failure it is
 _BY_WORDS = (
-    (re.compile(r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError", re.I), "host-oom"),
+    (
+        re.compile(
+            r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError", re.I
+        ),
+        "host-oom",
+    ),
     (re.compile(r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED", re.I), "gpu-oom"),
-    (re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I), "nccl-error"),
-    (re.compile(r"No module named|cannot import name|is not installed|requires the \w+ library|undefined symbol", re.I), "dependency-missing"),
-    (re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I), "tokenizer-error"),
-    (re.compile(r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?", re.I), "quantization-unsupported"),
-    (re.compile(r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I), "attention-backend-unsupported"),
+    (
+        re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I),
+        "nccl-error",
+    ),
+    (
+        re.compile(
+            r"No module named|cannot import name|is not installed|requires the \w+ library|undefined symbol",
+            re.I,
+        ),
+        "dependency-missing",
+    ),
+    (
+        re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I),
+        "tokenizer-error",
+    ),
+    (
+        re.compile(
+            r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?",
+            re.I,
+        ),
+        "quantization-unsupported",
+    ),
+    (
+        re.compile(r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I),
+        "attention-backend-unsupported",
+    ),
     (re.compile(r"KV cache|kv_cache|cache blocks|num_gpu_blocks", re.I), "kv-cache-insufficient"),
-    (re.compile(r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph", re.I), "compile-failure"),
-    (re.compile(r"\bCUDA\b|cuda(?:Error|Malloc|Memcpy)|device-side assert|illegal memory", re.I), "gpu-kernel-fault"),
-    (re.compile(r"safetensors|state_dict|checkpoint|No space left|corrupt", re.I), "disk-or-file-corrupt"),
-    (re.compile(r"not supported|unsupported|must be|should be|invalid|expected .* got|not divisible|exceeds?", re.I), "config-invalid"),
+    (
+        re.compile(
+            r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph",
+            re.I,
+        ),
+        "compile-failure",
+    ),
+    (
+        re.compile(r"\bCUDA\b|cuda(?:Error|Malloc|Memcpy)|device-side assert|illegal memory", re.I),
+        "gpu-kernel-fault",
+    ),
+    (
+        re.compile(r"safetensors|state_dict|checkpoint|No space left|corrupt", re.I),
+        "disk-or-file-corrupt",
+    ),
+    (
+        re.compile(
+            r"not supported|unsupported|must be|should be|invalid|expected .* got|not divisible|exceeds?",
+            re.I,
+        ),
+        "config-invalid",
+    ),
 )
 
 # where to search for a failure raised in a package
@@ -91,7 +145,11 @@ def explains(diag: Diagnosis, origin: Origin) -> bool:
     message printed again elsewhere (a traceback whose chain lost its process tag)."""
     if any(origin.covers(e.line) for e in diag.evidence):
         return True
-    lines = [ln.strip()[:80] for ln in (origin.message or origin.text).splitlines() if len(ln.strip()) >= 24]
+    lines = [
+        ln.strip()[:80]
+        for ln in (origin.message or origin.text).splitlines()
+        if len(ln.strip()) >= 24
+    ]
     return any(ln in e.text for ln in lines for e in diag.evidence)
 
 
@@ -106,7 +164,9 @@ def guess_category(origin: Origin) -> str:
         return "tensor-mismatch"
     module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
     for rx, cat in _BY_WORDS:
-        if rx.search(head) or (cat in ("compile-failure", "nccl-error", "tokenizer-error") and rx.search(module)):
+        if rx.search(head) or (
+            cat in ("compile-failure", "nccl-error", "tokenizer-error") and rx.search(module)
+        ):
             return cat
     return "unrecognized"
 
@@ -129,12 +189,20 @@ def _short(text: str, limit: int = 300) -> str:
 def _search_url(origin: Origin, package: str) -> str:
     from tracelens.parse.normalize import normalize
 
-    words = [w for w in normalize(origin.message.splitlines()[0] if origin.message else origin.text).split() if not w.startswith("<")]
+    words = [
+        w
+        for w in normalize(
+            origin.message.splitlines()[0] if origin.message else origin.text
+        ).split()
+        if not w.startswith("<")
+    ]
     query = " ".join(words[:12])
     if origin.type:
         query = f"{origin.type.rsplit('.', 1)[-1]} {query}"
     repo = _TRACKER.get(package)
-    params = urllib.parse.urlencode({"q": f"{query} is:issue" + (f" repo:{repo}" if repo else ""), "type": "issues"})
+    params = urllib.parse.urlencode(
+        {"q": f"{query} is:issue" + (f" repo:{repo}" if repo else ""), "type": "issues"}
+    )
     return f"https://github.com/search?{params}"
 
 
@@ -146,7 +214,9 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     category, close = choose_category(origin, near, threshold)
     where = ""
     if origin.frame is not None and origin.frame.function:
-        where = f", raised in {origin.frame.function} ({origin.frame.file}, line {origin.frame.lineno})"
+        where = (
+            f", raised in {origin.frame.function} ({origin.frame.file}, line {origin.frame.lineno})"
+        )
     proc = f" in {origin.stream}" if origin.stream and origin.stream != "main" else ""
     headline = _short(origin.text, 160)
     root = (
@@ -156,7 +226,10 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     notes = []
     full = origin.message if origin.type else origin.text
     if "\n" in full.strip():
-        notes.append("The whole message: " + " ⏎ ".join(line.strip() for line in full.strip().splitlines()[:12]))
+        notes.append(
+            "The whole message: "
+            + " ⏎ ".join(line.strip() for line in full.strip().splitlines()[:12])
+        )
     if close is not None and close.score >= _SAY_RESEMBLES:
         notes.append(
             f"It resembles {close.rule_id} ({close.score:.0f} %), a known failure of category "
@@ -167,7 +240,11 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
         Remedy(
             title=f"Read the failure at line {origin.line} and the lines around it",
             steps=[f"It is the earliest failure in the log that no other failure reports{where}."]
-            + (["Everything after it (a process died, an engine stopped) is what it caused."] if lo > 1 or hi < origin.line else []),
+            + (
+                ["Everything after it (a process died, an engine stopped) is what it caused."]
+                if lo > 1 or hi < origin.line
+                else []
+            ),
             commands=[f"sed -n '{max(lo - 5, 1)},{hi + 5}p' {log_file}"],
         )
     ]
@@ -182,14 +259,18 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     remedies.append(
         Remedy(
             title="Search the upstream tracker for this message",
-            steps=["Numbers, paths and ids are left out of the query, so reports from other setups match too."],
+            steps=[
+                "Numbers, paths and ids are left out of the query, so reports from other setups match too."
+            ],
             commands=[_search_url(origin, package)],
         )
     )
     remedies.append(
         Remedy(
             title="Once the cause is known, turn this log into a rule",
-            steps=["The scaffold holds a condition on this exception and this log as its example; fill in the cause and the remedies, then run `tracelens rules test`."],
+            steps=[
+                "The scaffold holds a condition on this exception and this log as its example; fill in the cause and the remedies, then run `tracelens rules test`."
+            ],
             commands=[f"tracelens rules new my-rules/{category}/NAME --from {log_file}"],
         )
     )
@@ -197,14 +278,25 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     evidence = [Evidence(line=origin.line, text=text, why="the originating failure")]
     if origin.frame is not None and origin.frame.line and origin.frame.line != origin.line:
         f = origin.frame
-        evidence.append(Evidence(line=f.line, text=f'File "{f.file}", line {f.lineno}, in {f.function}', why="the frame that raised it"))
+        evidence.append(
+            Evidence(
+                line=f.line,
+                text=f'File "{f.file}", line {f.lineno}, in {f.function}',
+                why="the frame that raised it",
+            )
+        )
     evidence.sort(key=lambda e: e.line)
     return Diagnosis(
         rule_id=RULE_ID,
         title=f"Unrecognized failure: {headline}",
         category=category,
         severity="error",
-        confidence=round(0.3 + (0.25 * (close.score - threshold) / (100 - threshold) if close else 0.0) + (0.05 if close else 0.0), 2),
+        confidence=round(
+            0.3
+            + (0.25 * (close.score - threshold) / (100 - threshold) if close else 0.0)
+            + (0.05 if close else 0.0),
+            2,
+        ),
         secondary=False,
         root_cause=root,
         notes=notes,
@@ -214,7 +306,9 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     )
 
 
-def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, threshold: float) -> list[Diagnosis]:
+def settle(
+    doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, threshold: float
+) -> list[Diagnosis]:
     """The final list: refused requests and recovered failures downgraded, an unrecognized
     failure named, symptoms pointed at the origin."""
     origin, recovered = failures.origin, failures.recovered
@@ -223,19 +317,28 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, t
             refused = [r for r in failures.refused if explains(d, r)]
             if refused and d.severity in ERROR_LEVEL:
                 d.severity = "warning"
-                d.notes.insert(0, f"The server refused this request (line {refused[0].line}) with a 4xx status and kept serving: the client's error, not a failure of the server.")
+                d.notes.insert(
+                    0,
+                    f"The server refused this request (line {refused[0].line}) with a 4xx status and kept serving: the client's error, not a failure of the server.",
+                )
         return diags
     if recovered:
         for d in diags:
             if d.severity in ERROR_LEVEL:
                 d.severity = "warning"
-                d.notes.insert(0, "The program carried on after this failure (it answered requests or made progress afterwards and nothing failed later): it was handled, not fatal.")
+                d.notes.insert(
+                    0,
+                    "The program carried on after this failure (it answered requests or made progress afterwards and nothing failed later): it was handled, not fatal.",
+                )
         return diags
     causes = [d for d in diags if not d.secondary and explains(d, origin)]
     for d in causes:
         if d.severity not in ERROR_LEVEL:  # a warning that led to the failure
             d.severity = "error"
-            d.notes.insert(0, f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}")
+            d.notes.insert(
+                0,
+                f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}",
+            )
     if causes:
         return diags
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
@@ -244,9 +347,20 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, t
     what = _short(origin.text)
     for d in diags:
         if d.secondary:
-            d.notes.insert(0, f"This reports a failure no rule recognizes, at line {origin.line}: {what}. See the unrecognized failure above.")
+            d.notes.insert(
+                0,
+                f"This reports a failure no rule recognizes, at line {origin.line}: {what}. See the unrecognized failure above.",
+            )
             if not any(e.line == origin.line for e in d.evidence):
-                d.evidence = sorted([*d.evidence, Evidence(line=origin.line, text=what, why="the failure this symptom reports")], key=lambda e: e.line)
+                d.evidence = sorted(
+                    [
+                        *d.evidence,
+                        Evidence(
+                            line=origin.line, text=what, why="the failure this symptom reports"
+                        ),
+                    ],
+                    key=lambda e: e.line,
+                )
     if primaries:  # a rule found a cause elsewhere: keep it first, name the origin right after
         k = diags.index(primaries[-1]) + 1
         return [*diags[:k], un, *diags[k:]]

@@ -33,7 +33,15 @@ class TracelensApp(App):
 
     # services shared by the screens -----------------------------------------------------------
 
-    def notify(self, message: str, *, title: str = "", severity="information", timeout=None, markup: bool = False) -> None:
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity="information",
+        timeout=None,
+        markup: bool = False,
+    ) -> None:
         """A toast, always plain text: toasts quote log text (a model path, a command, a file
         name), and log text is never markup (``[/]`` would crash the app, ``[@click=...]``
         would become an action). Screens' ``notify`` comes here too."""
@@ -110,8 +118,12 @@ class TracelensApp(App):
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
 
-def make_app(*, db_path: Path | str | None = None, rules=None, report: Report | None = None) -> TracelensApp:
+def make_app(
+    *, db_path: Path | str | None = None, rules=None, report: Report | None = None
+) -> TracelensApp:
     """Build the app (tests use this with a temporary store and corpus logs)."""
     from tracelens.incidents.store import default_path
 
-    return TracelensApp(db_path=Path(db_path) if db_path else default_path(), rules=rules, report=report)
+    return TracelensApp(
+        db_path=Path(db_path) if db_path else default_path(), rules=rules, report=report
+    )

@@ -66,4 +66,9 @@ def from_incident(store, incident_id: int) -> DiagnosisView:
         num, sep, text = raw.partition(": ")
         if sep and num.isdigit():
             lines.append((int(num), clean(text)))
-    return DiagnosisView(source=inc["occurrences"][-1]["source"] if inc["occurrences"] else "", report=rep, lines=lines, incident=inc)
+    return DiagnosisView(
+        source=inc["occurrences"][-1]["source"] if inc["occurrences"] else "",
+        report=rep,
+        lines=lines,
+        incident=inc,
+    )

@@ -52,7 +52,8 @@ def table() -> dict:
     states = {}
     for state, actions in pt.states.items():
         states[state] = {
-            str(sym): (0, arg) if action is Shift else (1, index[id(arg)]) for sym, (action, arg) in actions.items()
+            str(sym): (0, arg) if action is Shift else (1, index[id(arg)])
+            for sym, (action, arg) in actions.items()
         }
     return _canonical(pt.start_states["start"], pt.end_states["start"], states, out_rules)
 

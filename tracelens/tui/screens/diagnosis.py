@@ -32,6 +32,8 @@ from tracelens.tui.view import DiagnosisView
 
 CONTEXT = 6
 """Log lines shown around each evidence line."""
+
+
 def is_library(frame) -> bool:
     """Plumbing: the standard library, import machinery, and the generic call/dispatch frames
     that fingerprints skip too (torch.nn call wrappers, multiprocessing, asyncio …)."""
@@ -79,7 +81,9 @@ class DiagnosisScreen(Screen):
             with TabPane("1 Diagnosis", id="diagnosis"):
                 with VerticalScroll():
                     yield Static(self._summary(), id="summary")
-                    yield Label(Text("Remedies, in order (c copies the highlighted command)", style="bold"))
+                    yield Label(
+                        Text("Remedies, in order (c copies the highlighted command)", style="bold")
+                    )
                     yield ListView(*self._remedy_items(), id="remedies")
                     yield Static(self._rest(), id="rest")
             with TabPane("2 Log", id="log"):
@@ -108,7 +112,9 @@ class DiagnosisScreen(Screen):
         t = Text()
         if v.incident:
             inc = v.incident
-            t.append(f"Incident #{inc['id']} · seen {inc['count']}x · {inc['status']}", style="bold")
+            t.append(
+                f"Incident #{inc['id']} · seen {inc['count']}x · {inc['status']}", style="bold"
+            )
             if inc.get("remedy_worked"):
                 t.append(f" · fixed by: {inc['remedy_worked']}", style="green")
             t.append("\n\n")
@@ -117,12 +123,17 @@ class DiagnosisScreen(Screen):
             if v.tracebacks:
                 exc = v.tracebacks[0].exception
                 if exc:
-                    t.append(f"First exception: {exc.type}: {exc.message.splitlines()[0] if exc.message else ''}\n")
+                    t.append(
+                        f"First exception: {exc.type}: {exc.message.splitlines()[0] if exc.message else ''}\n"
+                    )
             return t
         d = v.diagnoses[0]
         t.append(d["title"] + "\n", style="bold")
         kind = "symptom" if d.get("secondary") else "root cause"
-        t.append(f"{d['category']} · {d['severity']} · {kind} · confidence {d['confidence']:.2f} · {d['rule_id']}\n\n", style="dim")
+        t.append(
+            f"{d['category']} · {d['severity']} · {kind} · confidence {d['confidence']:.2f} · {d['rule_id']}\n\n",
+            style="dim",
+        )
         t.append(d["root_cause"] + "\n")
         for note in d.get("notes") or []:
             t.append("\nNote: ", style="bold yellow")
@@ -192,7 +203,9 @@ class DiagnosisScreen(Screen):
                 table.add_row(Text("…", style="dim"), Text(""))
             style = "bold black on yellow" if n in evidence else ""
             row = table.add_row(Text(str(n), style="dim"), Text(text[:1000], style=style))
-            if n in evidence and (not self.evidence_rows or self._row_line(self.evidence_rows[-1]) != n):
+            if n in evidence and (
+                not self.evidence_rows or self._row_line(self.evidence_rows[-1]) != n
+            ):
                 self.evidence_rows.append(table.get_row_index(row))
             last = n
 
@@ -204,19 +217,32 @@ class DiagnosisScreen(Screen):
         tree = self.query_one("#tracebacks", Tree)
         tree.show_root = False
         if not self.view.tracebacks:
-            tree.root.add_leaf(Text("no traceback in this log" if self.view.live else "tracebacks are kept for live logs only; see the excerpt in tab 2"))
+            tree.root.add_leaf(
+                Text(
+                    "no traceback in this log"
+                    if self.view.live
+                    else "tracebacks are kept for live logs only; see the excerpt in tab 2"
+                )
+            )
         for tb in self.view.tracebacks:
             self._add_traceback(tree.root, tb)
         tree.root.expand()
 
     def _add_traceback(self, parent, tb: Traceback) -> None:
         exc = tb.exception
-        head = f"{exc.type}: {exc.message.splitlines()[0] if exc and exc.message else ''}" if exc else "(cut off)"
+        head = (
+            f"{exc.type}: {exc.message.splitlines()[0] if exc and exc.message else ''}"
+            if exc
+            else "(cut off)"
+        )
         where = f"line {tb.start_line}, {len(tb.streams) or 1} stream(s)"
         node = parent.add(Text(f"{head[:150]}  [{where}]", style="bold"), expand=True)
         for seg in tb.segments:
             if len(tb.segments) > 1 or seg.link:
-                label = {"cause": "direct cause of the next", "context": "raised while handling the previous"}.get(seg.link or "", "first")
+                label = {
+                    "cause": "direct cause of the next",
+                    "context": "raised while handling the previous",
+                }.get(seg.link or "", "first")
                 seg_node = node.add(Text(f"segment ({label})", style="italic"), expand=True)
             else:
                 seg_node = node
@@ -224,9 +250,13 @@ class DiagnosisScreen(Screen):
 
             def flush(group: list = group, seg_node=seg_node) -> None:
                 if group:
-                    lib = seg_node.add(Text(f"{len(group)} library/plumbing frame(s)", style="dim"), expand=False)
+                    lib = seg_node.add(
+                        Text(f"{len(group)} library/plumbing frame(s)", style="dim"), expand=False
+                    )
                     for f in group:
-                        lib.add_leaf(Text(f"{f.module or f.file}:{f.lineno} in {f.function}", style="dim"))
+                        lib.add_leaf(
+                            Text(f"{f.module or f.file}:{f.lineno} in {f.function}", style="dim")
+                        )
                     group.clear()
 
             for f in seg.frames:
@@ -237,7 +267,9 @@ class DiagnosisScreen(Screen):
                 seg_node.add_leaf(Text(f"{f.module or f.file}:{f.lineno} in {f.function}"))
             flush()
             if seg.exception is not None:
-                seg_node.add_leaf(Text(f"{seg.exception.type}: {seg.exception.message[:300]}", style="red"))
+                seg_node.add_leaf(
+                    Text(f"{seg.exception.type}: {seg.exception.message[:300]}", style="red")
+                )
                 for sub in seg.exception.nested:
                     self._add_traceback(seg_node, sub)
 
@@ -252,8 +284,13 @@ class DiagnosisScreen(Screen):
         table.add_columns("score", "#", "seen", "status", "title", "fixed by")
         for h in self.view.similar:
             table.add_row(
-                Text(f"{h['score']:.0f}"), Text(str(h["id"])), Text(str(h["count"])), Text(h["status"]),
-                Text(h["title"][:60]), Text(h.get("remedy_worked") or ""), key=str(h["id"]),
+                Text(f"{h['score']:.0f}"),
+                Text(str(h["id"])),
+                Text(str(h["count"])),
+                Text(h["status"]),
+                Text(h["title"][:60]),
+                Text(h.get("remedy_worked") or ""),
+                key=str(h["id"]),
             )
 
     # actions ------------------------------------------------------------------------------------
@@ -332,7 +369,10 @@ class DiagnosisScreen(Screen):
             return
         from tracelens.tui.screens.dialogs import ResolveScreen
 
-        remedies = [r["title"] for r in (self.view.diagnoses[0].get("remedies") if self.view.diagnoses else []) or []]
+        remedies = [
+            r["title"]
+            for r in (self.view.diagnoses[0].get("remedies") if self.view.diagnoses else []) or []
+        ]
         self.app.push_screen(ResolveScreen(remedies), self._resolved)
 
     def _resolved(self, result) -> None:

@@ -113,7 +113,11 @@ class ResolveScreen(_Form):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text("Mark resolved", style="bold"))
-            yield Select([(Text(f"{k}. {r}"[:70]), r) for k, r in enumerate(self.remedies, 1)], prompt="remedy that worked", id="remedy")
+            yield Select(
+                [(Text(f"{k}. {r}"[:70]), r) for k, r in enumerate(self.remedies, 1)],
+                prompt="remedy that worked",
+                id="remedy",
+            )
             yield Input(placeholder="note: what was done", id="note")
             with Horizontal(classes="buttons"):
                 yield Button("Resolve", id="ok", variant="primary")
@@ -154,7 +158,12 @@ class ExportScreen(_Form):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(Text("Export a ticket", style="bold"))
-            yield Select([("Markdown", "markdown"), ("Jira", "jira"), ("JSON", "json")], value="markdown", allow_blank=False, id="format")
+            yield Select(
+                [("Markdown", "markdown"), ("Jira", "jira"), ("JSON", "json")],
+                value="markdown",
+                allow_blank=False,
+                id="format",
+            )
             yield Input(value="tracelens-ticket.md", id="path")
             with Horizontal(classes="buttons"):
                 yield Button("Write and copy", id="ok", variant="primary")
@@ -181,7 +190,9 @@ class ExportScreen(_Form):
         fmt = str(self.query_one("#format", Select).value)
         incident = redact_value(v.incident, red) if v.incident else None
         self.text = render_ticket(fmt, redact_value(v.report, red), excerpt, incident)
-        path = Path(self.query_one("#path", Input).value.strip() or "tracelens-ticket.md").expanduser()
+        path = Path(
+            self.query_one("#path", Input).value.strip() or "tracelens-ticket.md"
+        ).expanduser()
         try:
             path.write_text(self.text, encoding="utf-8")
         except OSError as exc:

@@ -19,7 +19,13 @@ from tracelens.read.logread import clean
 
 SHOWN = 200
 """Rows drawn at once (a screen shows a few dozen); the filter and sorting reach the rest."""
-COLUMNS = (("last_seen", "Last seen"), ("count", "Seen"), ("status", "Status"), ("category", "Category"), ("title", "Title"))
+COLUMNS = (
+    ("last_seen", "Last seen"),
+    ("count", "Seen"),
+    ("status", "Status"),
+    ("category", "Category"),
+    ("title", "Title"),
+)
 
 
 class IncidentsScreen(Screen):
@@ -57,7 +63,9 @@ class IncidentsScreen(Screen):
         yield Header()
         with Horizontal(id="filters"):
             yield Input(placeholder="filter (fuzzy): title, category, rule…", id="filter")
-            yield Select([(s, s) for s in ("open", "resolved", "ignored")], prompt="status", id="status")
+            yield Select(
+                [(s, s) for s in ("open", "resolved", "ignored")], prompt="status", id="status"
+            )
             yield Select([], prompt="category", id="category")
         yield DataTable(id="incidents", cursor_type="row", zebra_stripes=True)
         yield Static(id="count")
@@ -84,7 +92,10 @@ class IncidentsScreen(Screen):
             return
         self.rows = store.listing(limit=SHOWN)
         self.total = store.db.execute("SELECT count(*) FROM incidents").fetchone()[0]
-        cats = [r[0] for r in store.db.execute("SELECT DISTINCT category FROM incidents ORDER BY category")]
+        cats = [
+            r[0]
+            for r in store.db.execute("SELECT DISTINCT category FROM incidents ORDER BY category")
+        ]
         store.close()
         self.query_one("#category", Select).set_options([(c, c) for c in cats if c])
         self.refresh_table()
@@ -107,7 +118,9 @@ class IncidentsScreen(Screen):
     def haystack(self) -> list[str]:
         """What the fuzzy filter matches against, built on the first keystroke."""
         if self._haystack is None:
-            self._haystack = [f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows]
+            self._haystack = [
+                f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows
+            ]
         return self._haystack
 
     def visible_rows(self) -> list[dict]:
@@ -117,15 +130,23 @@ class IncidentsScreen(Screen):
             low = query.lower()
             idx = [k for k, h in enumerate(self.haystack) if low in h.lower()] if query else idx
         else:
-            hits = process.extract(query, self.haystack, scorer=fuzz.WRatio, score_cutoff=60, limit=None)
+            hits = process.extract(
+                query, self.haystack, scorer=fuzz.WRatio, score_cutoff=60, limit=None
+            )
             idx = [k for _text, _score, k in sorted(hits, key=lambda h: -h[1])]
         rows = [self.rows[k] for k in idx]
         if self.status:
             rows = [r for r in rows if r["status"] == self.status]
         if self.category:
             rows = [r for r in rows if r["category"] == self.category]
-        if not query and (self.sort_key, self.sort_reverse) != ("last_seen", True):  # else: already in order
-            rows.sort(key=lambda r: (r[self.sort_key] is None, r[self.sort_key]), reverse=self.sort_reverse)
+        if not query and (self.sort_key, self.sort_reverse) != (
+            "last_seen",
+            True,
+        ):  # else: already in order
+            rows.sort(
+                key=lambda r: (r[self.sort_key] is None, r[self.sort_key]),
+                reverse=self.sort_reverse,
+            )
         return rows
 
     def refresh_table(self) -> None:
@@ -147,7 +168,9 @@ class IncidentsScreen(Screen):
         loading = " · loading…" if self.total > len(self.rows) else ""
         empty = "  no incidents yet: press n to diagnose a log" if not self.rows else ""
         self.query_one("#count", Static).update(
-            Text(f"{len(rows)} of {max(self.total, len(self.rows))} incidents · sorted by {self.sort_key}{more}{loading}{empty}")
+            Text(
+                f"{len(rows)} of {max(self.total, len(self.rows))} incidents · sorted by {self.sort_key}{more}{loading}{empty}"
+            )
         )
 
     # events and actions ---------------------------------------------------------------------------
@@ -169,7 +192,9 @@ class IncidentsScreen(Screen):
 
     def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
         key = str(event.column_key.value)
-        self.sort_reverse = not self.sort_reverse if key == self.sort_key else key in ("last_seen", "count")
+        self.sort_reverse = (
+            not self.sort_reverse if key == self.sort_key else key in ("last_seen", "count")
+        )
         self.sort_key = key
         self.refresh_table()
 

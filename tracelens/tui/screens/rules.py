@@ -52,7 +52,9 @@ class RulesScreen(Screen):
         table.clear()
         idx: range | list[int] = range(len(self.rules))
         if query:
-            hits = process.extract(query, self.haystack, scorer=fuzz.WRatio, score_cutoff=55, limit=None)
+            hits = process.extract(
+                query, self.haystack, scorer=fuzz.WRatio, score_cutoff=55, limit=None
+            )
             idx = [k for _t, _s, k in sorted(hits, key=lambda h: -h[1])]
         for k in idx:
             r = self.rules[k].rule

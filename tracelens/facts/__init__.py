@@ -1,0 +1,372 @@
+"""Facts about the run, each with the line it came from.
+
+A table of extractors, each a cheap literal trigger and a regex (or a function for structured
+payloads: vLLM's engine config, ``non-default args``, ``AttentionSelectorConfig(...)``, the
+attention selector's ``Reasons: {...}`` map, torchrun's root-cause block). Every regex is RE2
+(linear time) and the ``key=value`` payload reader is a linear scan, so no line, however long
+or odd, makes extraction slow.
+
+>>> from tracelens.read.logread import records_from_text
+>>> fs, _ = extract(records_from_text("INFO 01-20 13:03:40 [api_server.py:1] vLLM API server version 0.16.0"))
+>>> [(f.name, f.value) for f in fs]
+[('vllm_version', '0.16.0')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tracelens.facts.payloads import (  # noqa: F401  (_kv_pairs: part of this module's interface)
+    _GPU_CC,
+    _MODEL_PATH,
+    _args_dict,
+    _cli,
+    _engine_config,
+    _kv_pairs,
+    _reasons,
+    _selector,
+    _sglang_args,
+    _short,
+)
+from tracelens.models import Fact, Record
+from tracelens.regex import compile_regex
+
+_Out = list[Fact]
+
+
+@dataclass(frozen=True)
+class Extractor:
+    trigger: str
+    """A literal that must be in the line (fast pre-check)."""
+    source: str
+    """The regex; compiled the first time its trigger occurs (most never do in one log)."""
+    name: str | None = None
+    """Fact name for group ``v``; ``None`` when every named group is a fact."""
+    priority: int = 0
+    scan: bool = True
+    """Whether the large-log scanner looks for the trigger (False for literals so common that
+    windows around them would be most of the log: package names in every frame path, NCCL INFO
+    lines); such facts are read where other windows already are."""
+
+    @property
+    def pattern(self) -> Any:
+        """The RE2 regex."""
+        return compile_regex(self.source)
+
+
+def _x(
+    trigger: str, pattern: str, name: str | None = None, priority: int = 0, scan: bool = True
+) -> Extractor:
+    return Extractor(trigger, pattern, name, priority, scan)
+
+
+# a version; a dot counts only when more of the version follows it ("found vllm==0.8.1." ends a
+# sentence)
+_VER = r"(?P<v>\d+\.\d+(?:[\w+-]|\.[\w+-])*)"
+
+EXTRACTORS: tuple[Extractor, ...] = (
+    _x(
+        "LLM engine (v",
+        r"Initializing an? (?:V1 )?LLM engine \(v" + _VER + r"\)",
+        "vllm_version",
+        2,
+    ),
+    _x("vLLM API server version", r"vLLM API server version " + _VER, "vllm_version", 2),
+    _x("vLLM Version", r"^vLLM Version\s*:\s*" + _VER, "vllm_version", 3),
+    _x("vllm==", r"\bvllm==" + _VER, "vllm_version", 1),
+    _x("sglang", r"\bsglang(?:==|:\s*|\s+version\s*)" + _VER, "sglang_version", 1, scan=False),
+    # collect_env ("PyTorch version: 2.4.0") and the `accelerate env` / `transformers env`
+    # lists ("- PyTorch version (GPU?): 2.4.0+cu124 (True)", "- `Accelerate` version: 0.34.0")
+    _x(
+        "PyTorch version",
+        r"^(?:- )?PyTorch version(?: \(GPU\?\))?\s*:\s*" + _VER,
+        "torch_version",
+        3,
+    ),
+    _x(" version: ", r"^- `?Accelerate`? version\s*:\s*" + _VER, "accelerate_version", 3),
+    _x(" version: ", r"^- `?[Tt]ransformers`? version\s*:\s*" + _VER, "transformers_version", 3),
+    _x("torch==", r"\btorch==" + _VER, "torch_version", 1),
+    _x(
+        "transformers",
+        r"\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER,
+        "transformers_version",
+        1,
+        scan=False,
+    ),
+    _x("triton==", r"\btriton==" + _VER, "triton_version", 1),
+    _x("flashinfer", r"\bflashinfer(?:-python)?==" + _VER, "flashinfer_version", 1, scan=False),
+    _x(
+        "CUDA used to build PyTorch", r"CUDA used to build PyTorch\s*:\s*" + _VER, "cuda_version", 2
+    ),
+    _x("CUDA Version", r"CUDA Version:\s*" + _VER, "cuda_driver_api_version", 1),
+    _x("CUDA runtime version", r"CUDA runtime version\s*:\s*" + _VER, "cuda_version", 1),
+    _x("Driver Version", r"Driver Version:\s*(?P<v>[\d.]+)", "driver_version", 2),
+    _x("driver version", r"[Dd]river version\s*:\s*(?P<v>[\d.]+)", "driver_version", 2),
+    _x(
+        "Python version",
+        r"^(?:- )?Python version\s*:\s*(?P<v>\d+\.\d+(?:\.\d+)?)",
+        "python_version",
+        2,
+    ),
+    _x("NCCL version", r"NCCL version\s*:?\s*(?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
+    _x("Resolved architecture", r"Resolved architecture: (?P<v>\w+)", "architecture", 2),
+    _x(
+        "architectures",
+        r"[Aa]rchitectures?[\"']?\s*[:=]\s*\[[\"'](?P<v>\w+)[\"']",
+        "architecture",
+        1,
+    ),
+    _x("Using max model len", r"Using max model len (?P<v>\d+)", "max_model_len", 3),
+    _x(" backend", r"Using (?P<v>[A-Z][A-Z0-9_]+)(?: attention)? backend", "attention_backend", 2),
+    _x(
+        " backend",
+        r"Using (?:AttentionBackendEnum|_Backend)\.(?P<v>\w+) backend",
+        "attention_backend",
+        2,
+    ),
+    _x(
+        "GPU ",
+        r"^GPU (?P<idx>\d+): (?P<v>NVIDIA [^\n(]+?|Tesla [^\n(]+?|AMD [^\n(]+?)\s*(?:\(UUID.*)?$",
+        "gpu_name",
+        2,
+        scan=False,
+    ),
+    _x(
+        "GPU models and configuration",
+        r"GPU models and configuration\s*:\s*(?:GPU 0: )?(?P<v>(?:NVIDIA|Tesla|AMD) [^\n]+)",
+        "gpu_name",
+        2,
+    ),
+    _x(
+        "NVIDIA",
+        r"^\|\s+\d+\s+(?P<v>NVIDIA [\w -]+?)\s{2,}(?:On|Off)\s+\|",
+        "gpu_name",
+        1,
+        scan=False,
+    ),
+    _x(
+        "capability",
+        r"compute capability (?:of |is |= |: )?(?P<v>\d+\.\d+)",
+        "compute_capability",
+        2,
+    ),
+    _x("capability", r"cuda capability (?P<v>\d+\.\d+)", "compute_capability", 2),
+    _x("Current capability", r"Current capability: (?P<v>\d+)", "compute_capability_int", 2),
+    _x("sm_", r"CUDA capability sm_(?P<v>\d+)", "sm", 2, scan=False),
+    _x(
+        "total capacity",
+        r"GPU (?P<v>\d+) has a total capacity of (?P<gpu_memory_total>[\d.]+ [GM]iB)",
+        "oom_gpu",
+        1,
+    ),
+    _x("exitcode", r"exitcode\s*:\s*(?P<v>-?\d+)", "exit_code", 2, scan=False),
+    _x(
+        "Signal", r"Signal (?P<n>\d+) \((?P<v>SIG[A-Z]+)\) received by PID", "signal", 2, scan=False
+    ),
+    _x("rank", r"^\s*rank\s*:\s*(?P<v>\d+) \(local_rank", "failed_rank", 2, scan=False),
+    _x("host", r"^\s*host\s*:\s*(?P<v>\S+)\s*$", "host", 1, scan=False),
+    _x("Killed process", r"Out of memory: Killed process (?P<v>\d+)", "oom_killed_pid", 2),
+    _x("code=killed", r"code=killed, status=\d+/(?P<v>[A-Z]+)", "signal_name", 2),
+    _x("Exit code:", r"^\s*Exit code:\s+(?P<v>-?\d+)\s*$", "exit_code", 1),
+    _x("exits with return code", r"exits with return code = (?P<v>-?\d+)\s*$", "exit_code", 1),
+    _x("Found GPU", r"Found GPU\d+ (?P<v>.+?) which is of cuda capability", "gpu_name", 1),
+    _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1, scan=False),
+)
+
+_ROOT_CAUSE_FACTS = frozenset({"failed_rank", "exit_code", "signal", "host"})
+
+# Engine-config keys worth keeping, and the fact names they map to.
+_SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
+    ("ServerArgs(", _sglang_args),
+    ("with config:", _engine_config),
+    ("args: ", _args_dict),
+    ("serve", _cli),
+    ("launch_server", _cli),
+    ("api_server", _cli),
+)
+
+
+# Literal-bytes regexes of the lines that carry facts, for the large-log scanner
+# (tracelens.read.scan): every specific extractor trigger, and the openings of the structured
+# payloads and tables the special parsers read.
+SCAN_PATTERNS: tuple[bytes, ...] = (
+    *sorted({re.escape(e.trigger).encode() for e in EXTRACTORS if e.scan}),
+    rb"ServerArgs\(",
+    rb"server_args",
+    rb"with config:",
+    rb"non-default args",
+    rb"args: Namespace",
+    rb"launch_server",
+    rb"vllm serve",
+    rb"NVIDIA-SMI",
+    rb"Nvidia driver version",
+    rb"Collecting environment",
+    rb"Root Cause",
+    rb"\[pip3\]",
+    rb"GPU \d+:",
+)
+
+
+def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
+    """All facts in the records, and the structured payloads found in messages."""
+    out: _Out = []
+    payloads: dict[str, dict] = {}
+    root_cause_until = -1  # torchrun's "Root Cause (first observed failure):" block
+    for rec in records:
+        text = rec.text
+        if "Root Cause (first observed failure)" in text:
+            root_cause_until = rec.line + 12
+        if len(text) < 6:
+            continue
+        for ex in EXTRACTORS:
+            if ex.trigger not in text:
+                continue
+            m = ex.pattern.search(text)
+            if m is None:
+                continue
+            if ex.name == "oom_gpu":
+                out.append(
+                    Fact(
+                        name="gpu_memory_total",
+                        value=m.group("gpu_memory_total"),
+                        line=rec.line,
+                        text=_short(text),
+                        priority=1,
+                    )
+                )
+                continue
+            priority = ex.priority
+            if ex.name in _ROOT_CAUSE_FACTS and rec.line <= root_cause_until:
+                priority += 2  # the first failure, not the others listed under "Failures:"
+            out.append(
+                Fact(
+                    name=ex.name or "",
+                    value=m.group("v").strip(),
+                    line=rec.line,
+                    text=_short(text),
+                    priority=priority,
+                )
+            )
+        for trigger, fn in _SPECIAL:
+            if trigger in text:
+                fn(rec, out)
+        if "AttentionSelectorConfig(" in text:
+            _selector(rec, out, payloads)
+        if "Reasons: {" in text:
+            _reasons(rec, out, payloads)
+    return _derive(out), payloads
+
+
+_LINUX_SIGNALS = {
+    "1": "SIGHUP",
+    "2": "SIGINT",
+    "4": "SIGILL",
+    "6": "SIGABRT",
+    "7": "SIGBUS",
+    "8": "SIGFPE",
+    "9": "SIGKILL",
+    "11": "SIGSEGV",
+    "13": "SIGPIPE",
+    "15": "SIGTERM",
+}
+
+
+def _derive(facts: list[Fact]) -> list[Fact]:
+    """Normalize and infer: compute capability from sm_NN or the GPU name, model_path."""
+    names = {f.name for f in facts}
+    extra: list[Fact] = []
+    for f in facts:
+        if f.name == "sm" and f.value.isdigit() and len(f.value) >= 2:
+            extra.append(
+                Fact(
+                    name="compute_capability",
+                    value=f"{f.value[:-1]}.{f.value[-1]}",
+                    line=f.line,
+                    text=f.text,
+                    priority=1,
+                    derived=True,
+                )
+            )
+        elif f.name == "compute_capability_int" and f.value.isdigit() and len(f.value) >= 2:
+            extra.append(
+                Fact(
+                    name="compute_capability",
+                    value=f"{f.value[:-1]}.{f.value[-1]}",
+                    line=f.line,
+                    text=f.text,
+                    priority=1,
+                    derived=True,
+                )
+            )
+        elif (
+            f.name == "exit_code"
+            and f.value.startswith("-")
+            and f.value[1:] in _LINUX_SIGNALS
+            and "signal" not in names
+        ):
+            # a process launcher reports death by signal N as exit code -N
+            sig = _LINUX_SIGNALS[f.value[1:]]
+            extra.append(
+                Fact(name="signal", value=sig, line=f.line, text=f.text, priority=0, derived=True)
+            )
+            names.add("signal")
+        elif f.name == "signal_name":
+            extra.append(
+                Fact(
+                    name="signal",
+                    value="SIG" + f.value,
+                    line=f.line,
+                    text=f.text,
+                    priority=1,
+                    derived=True,
+                )
+            )
+        elif f.name == "model" and _MODEL_PATH.match(f.value):
+            extra.append(
+                Fact(
+                    name="model_path",
+                    value=f.value.rstrip("/"),
+                    line=f.line,
+                    text=f.text,
+                    priority=f.priority,
+                    derived=True,
+                )
+            )
+    if "compute_capability" not in names:
+        for f in facts:
+            if f.name != "gpu_name":
+                continue
+            for pat, cc in _GPU_CC:
+                if compile_regex("(?i)" + pat).search(f.value):
+                    extra.append(
+                        Fact(
+                            name="compute_capability",
+                            value=cc,
+                            line=f.line,
+                            text=f.text,
+                            priority=0,
+                            derived=True,
+                        )
+                    )
+                    break
+            else:
+                continue
+            break
+    idx = [f for f in facts if f.name == "gpu_name"]
+    if idx and "gpu_count" not in names:
+        count = len({f.line for f in idx})
+        if count > 1:
+            extra.append(
+                Fact(
+                    name="gpu_count",
+                    value=str(count),
+                    line=idx[0].line,
+                    text=idx[0].text,
+                    priority=0,
+                    derived=True,
+                )
+            )
+    return facts + extra

@@ -1,0 +1,235 @@
+"""The structured payloads facts are read from: vLLM's engine config line and ``non-default
+args``, argparse's ``Namespace(...)``, SGLang's ``ServerArgs(...)``, the ``vllm serve`` /
+``launch_server`` command line, the attention selector's config and reasons."""
+
+from __future__ import annotations
+
+import ast
+
+from tracelens.keyvalues import kv_pairs as _kv_pairs
+from tracelens.models import Fact, Record
+from tracelens.regex import compile_regex
+
+_Out = list[Fact]
+
+
+_CONFIG_KEYS = {
+    "model": "model",
+    "tokenizer": "tokenizer",
+    "dtype": "dtype",
+    "max_seq_len": "max_model_len",
+    "max_model_len": "max_model_len",
+    "tensor_parallel_size": "tensor_parallel_size",
+    "pipeline_parallel_size": "pipeline_parallel_size",
+    "data_parallel_size": "data_parallel_size",
+    "quantization": "quantization",
+    "kv_cache_dtype": "kv_cache_dtype",
+    "trust_remote_code": "trust_remote_code",
+    "enforce_eager": "enforce_eager",
+    "served_model_name": "served_model_name",
+    "gpu_memory_utilization": "gpu_memory_utilization",
+    "block_size": "block_size",
+    "max_num_seqs": "max_num_seqs",
+    "max_num_batched_tokens": "max_num_batched_tokens",
+    "enable_expert_parallel": "enable_expert_parallel",
+}
+# Keys of "non-default args" / argparse Namespace that describe what the user asked for.
+_ARG_KEYS = dict(_CONFIG_KEYS, kv_cache_dtype="kv_cache_dtype_arg", model_tag="model")
+_CLI_FLAGS = {
+    "--kv-cache-dtype": "kv_cache_dtype_arg",
+    "--tensor-parallel-size": "tensor_parallel_size",
+    "-tp": "tensor_parallel_size",
+    "--pipeline-parallel-size": "pipeline_parallel_size",
+    "-pp": "pipeline_parallel_size",
+    "--data-parallel-size": "data_parallel_size",
+    "--max-model-len": "max_model_len",
+    "--quantization": "quantization",
+    "--dtype": "dtype",
+    "--model": "model",
+    "--model-path": "model",
+    "--gpu-memory-utilization": "gpu_memory_utilization",
+    "--tp": "tensor_parallel_size",
+    "--tp-size": "tensor_parallel_size",
+    "--mem-fraction-static": "mem_fraction_static",
+}
+
+# a quoted value, matched at one position (its alternatives never overlap: linear)
+_SELECTOR = compile_regex(r"AttentionSelectorConfig\((?P<body>[^()]*)\)")
+_REASONS = compile_regex(r"Reasons: \{(?P<body>.*)\}")
+_REASON_ITEM = compile_regex(r"(?P<b>[A-Z][A-Z0-9_]+): \[(?P<r>[^\]]*)\]")
+_CLI = compile_regex(
+    r"(?:^|\s|\$ )(?:vllm serve|python3? -m (?:vllm\.entrypoints\.openai\.api_server|sglang\.launch_server))\b(?P<args>.*)"
+)
+_DICT_ITEM = compile_regex(r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
+
+# GPU name -> compute capability, for when the log names the GPU but not its capability.
+_GPU_CC = (
+    (r"RTX PRO [456]000 Blackwell|RTX 50[6-9]0|GB10\b|DGX Spark", "12.0"),
+    (r"\bB300|GB300", "10.3"),
+    (r"\bB200|\bB100|GB200", "10.0"),
+    (r"\bH100|\bH200|\bH800|\bH20\b|GH200", "9.0"),
+    (r"\bL40S?\b|\bL4\b|RTX 40[6-9]0|RTX 6000 Ada|RTX [2-5]000 Ada", "8.9"),
+    (r"\bA100|\bA800|\bA30\b", "8.0"),
+    (r"\bA10G?\b|\bA40\b|\bA16\b|\bA2\b|RTX 30[5-9]0|RTX A[2-6]000", "8.6"),
+    (r"\bT4\b|RTX 20[6-8]0|Quadro RTX", "7.5"),
+    (r"\bV100", "7.0"),
+    (r"\bP100", "6.0"),
+)
+
+_MODEL_PATH = compile_regex(r"^(?:/|~|\./|\.\./)")
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _unquote(v: str) -> str:
+    v = v.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "'\"":
+        return v[1:-1]
+    return v
+
+
+def _engine_config(rec: Record, out: _Out) -> None:
+    text = rec.text
+    i = text.find("with config:")
+    if i < 0:
+        return
+    for key, val in _kv_pairs(text[i + 12 :]):
+        name = _CONFIG_KEYS.get(key)
+        if name and val not in ("None", ""):
+            out.append(
+                Fact(name=name, value=_unquote(val), line=rec.line, text=_short(text), priority=4)
+            )
+
+
+def _args_dict(rec: Record, out: _Out) -> None:
+    text = rec.text
+    i = text.find("non-default args: {")
+    if i >= 0:
+        body = text[i + len("non-default args: ") :]
+        pairs = _dict_pairs(body)
+    else:
+        i = text.find("args: Namespace(")
+        if i < 0:
+            return
+        pairs = [(k, _unquote(v)) for k, v in _kv_pairs(text[i + 16 :])]
+    for key, val in pairs:
+        name = _ARG_KEYS.get(key)
+        if name and val not in ("None", ""):
+            out.append(Fact(name=name, value=val, line=rec.line, text=_short(text), priority=3))
+
+
+def _dict_pairs(body: str) -> list[tuple[str, str]]:
+    try:
+        value = ast.literal_eval(body.strip())
+        if isinstance(value, dict):
+            return [(str(k), str(v)) for k, v in value.items()]
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        pass
+    return [(k, _unquote(v)) for k, v in _DICT_ITEM.findall(body)]
+
+
+def _selector(rec: Record, out: _Out, payloads: dict) -> None:
+    m = _SELECTOR.search(rec.text)
+    if m is None:
+        return
+    conf = {k: _unquote(v) for k, v in _kv_pairs(m.group("body") + ")")}
+    payloads.setdefault("attention_selector", conf)
+    for key, name in (
+        ("kv_cache_dtype", "kv_cache_dtype"),
+        ("head_size", "head_size"),
+        ("use_mla", "use_mla"),
+        ("use_sparse", "use_sparse"),
+        ("dtype", "dtype"),
+        ("block_size", "block_size"),
+    ):
+        if key in conf and conf[key] not in ("None", ""):
+            out.append(
+                Fact(name=name, value=conf[key], line=rec.line, text=_short(rec.text), priority=5)
+            )
+
+
+def _reasons(rec: Record, out: _Out, payloads: dict) -> None:
+    m = _REASONS.search(rec.text)
+    if m is None:
+        return
+    reasons = {
+        item.group("b"): [r.strip() for r in item.group("r").split(",") if r.strip()]
+        for item in _REASON_ITEM.finditer(m.group("body"))
+    }
+    if not reasons:
+        return
+    payloads.setdefault("backend_reasons", reasons)
+    out.append(
+        Fact(
+            name="rejected_backends",
+            value=",".join(reasons),
+            line=rec.line,
+            text=_short(rec.text),
+            priority=2,
+        )
+    )
+    for backend, why in reasons.items():
+        out.append(
+            Fact(
+                name=f"rejected.{backend}",
+                value="; ".join(why),
+                line=rec.line,
+                text=_short(rec.text),
+                priority=2,
+            )
+        )
+
+
+def _cli(rec: Record, out: _Out) -> None:
+    m = _CLI.search(rec.text)
+    if m is None:
+        return
+    toks = m.group("args").split()
+    if toks and not toks[0].startswith(("-", "$")) and "serve" in rec.text:
+        out.append(
+            Fact(name="model", value=toks[0], line=rec.line, text=_short(rec.text), priority=3)
+        )
+    for k, tok in enumerate(toks):
+        flag, _, inline = tok.partition("=")
+        name = _CLI_FLAGS.get(flag)
+        if name is None:
+            continue
+        val = inline or (toks[k + 1] if k + 1 < len(toks) else "")
+        # "$MODEL_PATH": the script's variable, echoed unexpanded (a shell's "Killed" line)
+        if val and not val.startswith("--") and "$" not in val:
+            out.append(Fact(name=name, value=val, line=rec.line, text=_short(rec.text), priority=3))
+
+
+_SGLANG_KEYS = {
+    "model_path": "model",
+    "tokenizer_path": "tokenizer",
+    "tp_size": "tensor_parallel_size",
+    "pp_size": "pipeline_parallel_size",
+    "dp_size": "data_parallel_size",
+    "ep_size": "expert_parallel_size",
+    "mem_fraction_static": "mem_fraction_static",
+    "context_length": "max_model_len",
+    "kv_cache_dtype": "kv_cache_dtype_arg",
+    "quantization": "quantization",
+    "dtype": "dtype",
+    "trust_remote_code": "trust_remote_code",
+    "port": "port",
+    "attention_backend": "attention_backend_arg",
+    "chunked_prefill_size": "chunked_prefill_size",
+    "cuda_graph_max_bs": "cuda_graph_max_bs",
+}
+
+
+def _sglang_args(rec: Record, out: _Out) -> None:
+    """SGLang's ``server_args=ServerArgs(model_path='…', tp_size=4, …)`` line."""
+    text = rec.text
+    i = text.find("ServerArgs(")
+    if i < 0:
+        return
+    for key, val in _kv_pairs(text[i + len("ServerArgs(") :]):
+        name = _SGLANG_KEYS.get(key)
+        val = _unquote(val)
+        if name and val not in ("None", ""):
+            out.append(Fact(name=name, value=val, line=rec.line, text=_short(text), priority=3))
