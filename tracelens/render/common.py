@@ -37,15 +37,20 @@ IMPORTANT_FACTS = (
 )
 
 
-def summary_line(report: Report) -> str:
+def summary_counts(report: Report) -> str:
+    """What was read and found: lines, streams, tracebacks, error lines, diagnoses."""
     doc = report.document
     n = len(report.diagnoses)
     scope = "" if doc.full_parse else " (large log: parsed around the trouble)"
     return (
-        f"tracelens: {doc.source}: {doc.line_count} lines, {len(doc.streams)} stream(s), "
+        f"{doc.line_count} lines, {len(doc.streams)} stream(s), "
         f"{len(doc.tracebacks)} traceback(s), {len(doc.errors)} error line(s){scope} -> "
         f"{n} diagnos{'is' if n == 1 else 'es'}"
     )
+
+
+def summary_line(report: Report) -> str:
+    return f"tracelens: {report.document.source}: {summary_counts(report)}"
 
 
 # --- escaping log text for each markup -------------------------------------------------------

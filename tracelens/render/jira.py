@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from tracelens.models import Report
-from tracelens.render.common import important_facts, jira_block, jira_link, jira_text, summary_line
+from tracelens.render.common import (
+    important_facts,
+    jira_block,
+    jira_link,
+    jira_text,
+    summary_counts,
+)
 
 _code = jira_block
 
 
 def render_jira(report: Report) -> str:
-    out = [f"h2. tracelens: {jira_text(report.source)}", "", jira_text(summary_line(report)), ""]
+    out = [f"h2. tracelens: {jira_text(report.source)}", "", jira_text(summary_counts(report)), ""]
     if not report.diagnoses:
         out.append("*No known failure matched.*")
     for k, d in enumerate(report.diagnoses, 1):

@@ -12,12 +12,12 @@ from tracelens.render.common import (
     md_link,
     md_remedies,
     md_text,
-    summary_line,
+    summary_counts,
 )
 
 
 def render_markdown(report: Report) -> str:
-    out = [f"## tracelens: {md_line(report.source)}", "", md_text(summary_line(report)), ""]
+    out = [f"## tracelens: {md_line(report.source)}", "", md_text(summary_counts(report)), ""]
     if not report.diagnoses:
         out.append("**No known failure matched.**")
     for k, d in enumerate(report.diagnoses, 1):
