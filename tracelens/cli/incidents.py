@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import click
@@ -17,6 +20,7 @@ from tracelens.cli.app import (
     _load_rules,
     _read,
     db_option,
+    did_you_mean,
     echo,
     long_running,
     make_redactor,
@@ -152,39 +156,105 @@ def incidents() -> None:
     """
 
 
+def parse_since(value: str | None, now: datetime | None = None) -> str | None:
+    """``--since``: a date (2025-01-31), a date and time (2025-01-31T08:00), an age (3d, 12h,
+    2w, 30m), ``today`` or ``yesterday``, as the ISO text stored timestamps compare with.
+
+    >>> parse_since("2d", datetime(2025, 1, 31, 12, 0, tzinfo=timezone.utc))
+    '2025-01-29T12:00:00'
+    >>> parse_since("yesterday", datetime(2025, 1, 31, 12, 0, tzinfo=timezone.utc))
+    '2025-01-30T00:00:00'
+    """
+    if value is None:
+        return None
+    now = now or datetime.now(timezone.utc)
+    text = value.strip().lower()
+    ages = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+    if text in ("today", "yesterday"):
+        day = now.replace(hour=0, minute=0, second=0, microsecond=0)
+        if text == "yesterday":
+            day -= timedelta(days=1)
+        return day.strftime("%Y-%m-%dT%H:%M:%S")
+    if len(text) > 1 and text[:-1].isdigit() and text[-1] in ages:
+        return (now - timedelta(**{ages[text[-1]]: int(text[:-1])})).strftime("%Y-%m-%dT%H:%M:%S")
+    try:
+        return datetime.fromisoformat(value.strip()).strftime("%Y-%m-%dT%H:%M:%S")
+    except ValueError:
+        raise Failure(
+            f"--since {value!r}: give a date (2025-01-31), a date and time (2025-01-31T08:00), "
+            "an age (3d, 12h, 2w) or today/yesterday"
+        ) from None
+
+
 @incidents.command("list")
 @db_option
-@click.option("--status", type=click.Choice(["open", "resolved", "ignored"]), default=None)
-@click.option("--category", default=None)
 @click.option(
-    "--since", default=None, help="Only incidents seen on or after this date (YYYY-MM-DD)."
+    "--status",
+    type=click.Choice(["open", "resolved", "ignored"]),
+    default=None,
+    help="Only incidents with this status.",
+)
+@click.option(
+    "--category", default=None, help="Only incidents of this category (see rules/categories.yaml)."
+)
+@click.option(
+    "--since",
+    default=None,
+    help="Only incidents seen since: a date (2025-01-31), an age (3d, 12h, 2w), today or yesterday.",
 )
 @click.option(
     "--search", default=None, help="Full-text search over titles, messages and resolutions."
 )
-@click.option("--limit", type=click.IntRange(1, 2**31), default=50, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option(
+    "--limit",
+    type=click.IntRange(1, 2**31),
+    default=50,
+    show_default=True,
+    help="Show at most this many.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format."
+)
 def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
     """List incidents, most recently seen first.
 
     Example:
 
-        tracelens incidents list --search "attention backend" --format json
+        tracelens incidents list --since 2d --search "attention backend"
     """
+    from tracelens.rulebook.load import categories
+
+    if category is not None and category not in categories():
+        raise Failure(
+            f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)"
+        )
+    since = parse_since(since)
     store = open_store(db_path, create=False)
-    rows = store.incidents(
-        status=status, category=category, since=since, search=search, limit=limit
-    )
+    filters = {"status": status, "category": category, "since": since, "search": search}
+    rows = store.incidents(**filters, limit=limit)
     if fmt == "json":
         echo(json.dumps([_incident_json(r) for r in rows], indent=2))
         return
     if not rows:
         echo("no incidents")
         return
+    total = store.incidents(**filters, count=True)[0]["n"]
+    width = shutil.get_terminal_size(fallback=(120, 24)).columns
+    head = (
+        f"{'ID':<6} {'LAST SEEN':<16}  {'SEEN':>5}  {'STATUS':<8} {'SEVERITY':<8} {'CATEGORY':<28} "
+    )
+    room = max(width - len(head) - 1, 20)
+    echo(head + "TITLE")
     for r in rows:
+        title = r["title"] if len(r["title"]) <= room else r["title"][: room - 1] + "…"
         echo(
-            f"#{r['id']:<5} {r['last_seen'][:16]}  x{r['count']:<4} {r['status']:<8} {r['category']:<28} {r['title'][:90]}"
+            f"#{r['id']:<5} {r['last_seen'][:16]:<16}  {r['count']:>5}  {r['status']:<8} "
+            f"{(r.get('severity') or '-'):<8} {r['category']:<28} {title}"
         )
+    echo(
+        f"{len(rows)} of {total} incident(s)"
+        + (" (--limit to see more)" if total > len(rows) else "")
+    )
 
 
 @incidents.command("show")
@@ -296,12 +366,54 @@ def incidents_attach(incident_id, ref, db_path) -> None:
     """
     from tracelens.incidents.store import StoreError
 
+    if not _TICKET_REF.match(ref):
+        raise Failure(f"{ref!r} is not a ticket: give an http(s) URL or a key such as OPS-1234")
     store = open_store(db_path, create=False)
     try:
         store.attach(incident_id, ref)
     except StoreError as exc:
         raise Failure(str(exc)) from None
     echo(f"incident {incident_id}: attached {ref}")
+
+
+_TICKET_REF = re.compile(r"^(?:https?://[^\s/$.?#][^\s]*|[A-Z][A-Z0-9_]+-\d+|#\d+)$")
+
+
+def _set_status(incident_id: int, db_path: str | None, status: str) -> None:
+    from tracelens.incidents.store import StoreError
+
+    store = open_store(db_path, create=False)
+    try:
+        store.set_status(incident_id, status)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    echo(f"incident {incident_id}: {status}")
+
+
+@incidents.command("ignore")
+@click.argument("incident_id", type=INCIDENT_ID)
+@db_option
+def incidents_ignore(incident_id, db_path) -> None:
+    """Mark an incident ignored (noise you do not want to see again; list it with --status ignored).
+
+    Example:
+
+        tracelens incidents ignore 12
+    """
+    _set_status(incident_id, db_path, "ignored")
+
+
+@incidents.command("reopen")
+@click.argument("incident_id", type=INCIDENT_ID)
+@db_option
+def incidents_reopen(incident_id, db_path) -> None:
+    """Mark a resolved or ignored incident open again.
+
+    Example:
+
+        tracelens incidents reopen 12
+    """
+    _set_status(incident_id, db_path, "open")
 
 
 @click.command()

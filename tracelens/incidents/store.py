@@ -388,8 +388,12 @@ class Store:
         since: str | None = None,
         search: str | None = None,
         limit: int | None = None,
+        count: bool = False,
     ) -> list[dict]:
-        where, params = [], []
+        """Incidents matching the filters, most recently seen first; with ``count``, one row
+        ``{"n": N}``: how many match in all."""
+        where: list[str] = []
+        params: list = []
         if status:
             where.append("incidents.status = ?")
             params.append(status)
@@ -399,13 +403,17 @@ class Store:
         if since:
             where.append("incidents.last_seen >= ?")
             params.append(since)
-        sql = "SELECT incidents.* FROM incidents"
+        sql = (
+            "SELECT count(*) AS n FROM incidents" if count else "SELECT incidents.* FROM incidents"
+        )
         if search:
             sql += " JOIN incidents_fts ON incidents_fts.rowid = incidents.id"
             where.append("incidents_fts MATCH ?")
             params.append(_fts_query(search))
         if where:
             sql += " WHERE " + " AND ".join(where)
+        if count:
+            return list(self.db.query(sql, params))
         sql += " ORDER BY incidents.last_seen DESC, incidents.id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
