@@ -83,3 +83,19 @@ def test_ignore_and_reopen(db, capsys):
         main(["incidents", "list", "--db", str(db), "--status", "ignored", "--format", "json"]) == 0
     )
     assert json.loads(capsys.readouterr().out) == []
+
+
+def test_ingest_goes_on_past_a_missing_path_and_says_so(tmp_path, capsys):
+    from pathlib import Path
+
+    seed = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "incidents"
+        / "the-fp8-kv-cache-wall.log"
+    )
+    db = tmp_path / "i.db"
+    assert main(["ingest", str(tmp_path / "nosuch.log"), str(seed), "--db", str(db)]) == 2
+    out, err = capsys.readouterr()
+    assert "1 new incident(s)" in out and "1 path(s) not found" in out
+    assert "nosuch.log: no such file or directory" in err

@@ -51,8 +51,10 @@ def _log_hash(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _ingest_files(paths) -> list[Path]:
+def _ingest_files(paths) -> tuple[list[Path], list[str]]:
+    """The files to ingest, and the paths given that do not exist (reported, not fatal)."""
     files: list[Path] = []
+    missing: list[str] = []
     for p in paths:
         path = Path(p)
         if path.is_dir():
@@ -62,8 +64,8 @@ def _ingest_files(paths) -> list[Path]:
         elif path.exists():
             files.append(path)
         else:
-            raise Failure(f"{_shown(p)}: no such file or directory")
-    return files
+            missing.append(f"{_shown(p)}: no such file or directory")
+    return files, missing
 
 
 @click.command()
@@ -92,7 +94,7 @@ def ingest(paths, db_path, redact_regex, no_redact, recount, rules_dirs) -> None
     from tracelens.incidents.incident import save
     from tracelens.incidents.store import StoreError
 
-    files = _ingest_files(paths)
+    files, missing = _ingest_files(paths)
     rules = _load_rules(rules_dirs)
     redactor = make_redactor(redact_regex, no_redact)
     store = open_store(db_path)
@@ -109,13 +111,16 @@ def ingest(paths, db_path, redact_regex, no_redact, recount, rules_dirs) -> None
                 counts[outcome] += 1
             else:
                 skipped.append(outcome)
-    for msg in skipped:
+    for msg in [*missing, *skipped]:
         echo(f"tracelens: skipped {msg}", err=True)
     echo(
         f"{len(files)} log(s): {counts['new']} new incident(s), {counts['repeat']} seen before, "
         f"{counts['healthy']} without a failure, {counts['already']} already ingested, "
         f"{len(skipped)} skipped ({_shown(store.path)})"
+        + (f"; {len(missing)} path(s) not found" if missing else "")
     )
+    if missing:  # the rest went in; the exit code still says a path was wrong
+        sys.exit(2)
 
 
 def _ingest_one(f: Path, store, rules, redactor, recount: bool, parse_path, report, save) -> str:
