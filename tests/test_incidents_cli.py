@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from tui_fixtures import make_store
@@ -99,3 +100,29 @@ def test_ingest_goes_on_past_a_missing_path_and_says_so(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert "1 new incident(s)" in out and "1 path(s) not found" in out
     assert "nosuch.log: no such file or directory" in err
+
+
+def test_a_github_link_keeps_the_environment_and_cuts_at_line_boundaries():
+    from urllib.parse import parse_qs, urlparse
+
+    from tracelens.engine import diagnose
+    from tracelens.incidents.ticket import GITHUB_URL_LIMIT, github_url
+    from tracelens.render.jsonout import report_dict
+
+    seed = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "incidents"
+        / "the-fp8-kv-cache-wall.log"
+    )
+    rep = report_dict(diagnose(seed.read_bytes(), source=seed.name))
+    excerpt = "\n".join(f"line {k}: " + "word " * 30 for k in range(400))
+    url = github_url("vllm-project/vllm", rep, excerpt)
+    assert len(url) <= GITHUB_URL_LIMIT
+    body = parse_qs(urlparse(url).query)["body"][0]
+    assert "### Environment" in body and "### Log excerpt" in body
+    assert "tracelens locally" not in body and "Incident #" not in body
+    excerpt_lines = [ln for ln in body.splitlines() if ln.startswith("line ")]
+    assert excerpt_lines and all(
+        ln.endswith("word ") or ln.endswith("word") for ln in excerpt_lines
+    )

@@ -24,6 +24,8 @@ from tracelens.render.common import (
 )
 
 GITHUB_URL_LIMIT = 8000
+_MIN_EXCERPT = 6
+"""Lines of log excerpt a link keeps before it drops the excerpt."""
 """Stay under the length GitHub accepts for a new-issue URL."""
 TICKET_FORMATS = ("markdown", "jira", "json", "github-url")
 GITHUB_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
@@ -50,13 +52,31 @@ def _env_rows(report: dict) -> list[tuple[str, str]]:
     return important_facts(facts)
 
 
+def _env_and_excerpt(report: dict, excerpt: str) -> list[str]:
+    out: list[str] = []
+    rows = _env_rows(report)
+    if rows:
+        out += ["### Environment", ""] + md_facts_table(rows) + [""]
+    if excerpt:
+        out += ["### Log excerpt", "", fence(excerpt, "text"), ""]
+    return out
+
+
 def markdown(
-    report: dict, excerpt: str, incident: dict | None = None, *, with_excerpt: bool = True
+    report: dict,
+    excerpt: str,
+    incident: dict | None = None,
+    *,
+    with_excerpt: bool = True,
+    compact: bool = False,
 ) -> str:
-    """The ticket in Markdown; every text that came from a log is escaped (:func:`md_text`)."""
+    """The ticket in Markdown; every text that came from a log is escaped (:func:`md_text`).
+    ``compact`` (for a link that must stay short): no incident bookkeeping; the environment
+    and the excerpt right after the root cause; remedy titles only; no does-not-help list;
+    three references."""
     top = _top(report)
     out = [f"## {md_line(summary(report, incident))}", ""]
-    if incident:
+    if incident and not compact:
         out += [
             f"Incident #{incident['id']} · seen {incident['count']} time(s), first {md_line(incident['first_seen'])}, "
             f"last {md_line(incident['last_seen'])} · status {md_line(incident['status'])}",
@@ -68,9 +88,15 @@ def markdown(
             "",
         ]
         out += ["### Root cause", "", md_text(top["root_cause"]), ""]
-        for note in top.get("notes") or []:
+        if compact:  # what a maintainer needs first, before the link's length runs out
+            out += _env_and_excerpt(report, excerpt if with_excerpt else "")
+        for note in [] if compact else top.get("notes") or []:
             out += [f"> {md_line(note)}", ""]
-        if top.get("remedies"):
+        if top.get("remedies") and compact:
+            out += ["### Remedies", ""]
+            out += [f"{k}. {md_line(r['title'])}" for k, r in enumerate(top["remedies"][:3], 1)]
+            out.append("")
+        elif top.get("remedies"):
             worked = (incident or {}).get("remedy_worked")
             out += ["### Remedies", ""]
             out += md_remedies(
@@ -78,7 +104,7 @@ def markdown(
                 lambda r: " ✅ worked here before" if worked and worked == r["title"] else "",
             )
             out.append("")
-        if top.get("does_not_help"):
+        if top.get("does_not_help") and not compact:
             out += (
                 ["### Does not help", ""] + [f"- {md_line(t)}" for t in top["does_not_help"]] + [""]
             )
@@ -86,13 +112,11 @@ def markdown(
         out += ["No rule recognises this failure yet.", ""]
     if incident and incident.get("resolution_note"):
         out += ["### Resolution", "", md_text(incident["resolution_note"]), ""]
-    rows = _env_rows(report)
-    if rows:
-        out += ["### Environment", ""] + md_facts_table(rows) + [""]
-    if with_excerpt and excerpt:
-        out += ["### Log excerpt", "", fence(excerpt, "text"), ""]
+    if not (compact and top):
+        out += _env_and_excerpt(report, excerpt if with_excerpt else "")
     if top and top.get("references"):
-        out += ["### References", ""] + [f"- {md_link(u)}" for u in top["references"]] + [""]
+        refs = top["references"][:3] if compact else top["references"]
+        out += ["### References", ""] + [f"- {md_link(u)}" for u in refs] + [""]
     out.append("_Diagnosed by tracelens._")
     return "\n".join(out) + "\n"
 
@@ -168,19 +192,25 @@ def github_url(repo: str, report: dict, excerpt: str, incident: dict | None = No
     )
     lines = excerpt.splitlines()
     while True:
-        body = markdown(report, "\n".join(lines), incident, with_excerpt=bool(lines))
+        body = markdown(report, "\n".join(lines), incident, with_excerpt=bool(lines), compact=True)
         url = base + quote(body)
         if len(url) <= GITHUB_URL_LIMIT:
             return url
-        if lines:
-            lines = lines[: len(lines) // 2] if len(lines) > 4 else []
+        if len(lines) > _MIN_EXCERPT:  # a shorter excerpt, cut at line boundaries
+            lines = lines[: max(_MIN_EXCERPT, len(lines) // 2)]
             continue
-        note = "\n\n_(cut to fit a URL; run tracelens locally for the full report)_"
-        room = GITHUB_URL_LIMIT - len(base) - len(quote(note))
-        cut = body
-        while cut and len(quote(cut)) > room:
-            cut = cut[: int(len(cut) * 0.9)]
-        return base + quote(cut + note)
+        if lines:
+            lines = []
+            continue
+        break
+    note = "_(shortened to fit a link: the full diagnosis and log excerpt are in the log itself)_"
+    room = GITHUB_URL_LIMIT - len(base) - len(quote("\n" + note + "\n"))
+    kept: list[str] = []
+    for line in body.splitlines():  # whole lines only: never a word cut in half
+        if len(quote("\n".join([*kept, line]))) > room:
+            break
+        kept.append(line)
+    return base + quote("\n".join([*kept, note]) + "\n")
 
 
 def render_ticket(
