@@ -100,13 +100,20 @@ def diagnose(
         SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
     )
     try:
-        width = (
-            shutil.get_terminal_size(fallback=(100, 24)).columns - 1 if sys.stdout.isatty() else 0
-        )
-        echo(
-            render(rep, fmt, color=use_color and fmt == "text", full=full, width=width),
-            keep_ansi=use_color,
-        )
+        if fmt == "json":  # written as it is encoded: a huge report is never one string in memory
+            from tracelens.render.jsonout import write_json
+
+            write_json(rep, sys.stdout)
+        else:
+            width = (
+                shutil.get_terminal_size(fallback=(100, 24)).columns - 1
+                if sys.stdout.isatty()
+                else 0
+            )
+            echo(
+                render(rep, fmt, color=use_color and fmt == "text", full=full, width=width),
+                keep_ansi=use_color,
+            )
     except BrokenPipeError:  # a reader that stopped early (`| head`): the gate still counts
         quiet_stdout()
     if failing:

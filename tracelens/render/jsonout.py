@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import TextIO
 
 from tracelens import __version__
 from tracelens.models import Document, Report, to_dict
@@ -25,6 +26,13 @@ def document_dict(doc: Document) -> dict:
     data = to_dict(doc, exclude={"facts"})
     data["facts"] = [to_dict(f, exclude={"priority"}) for f in doc.facts]
     return data
+
+
+def write_json(report: Report, stream: TextIO) -> None:
+    """The JSON report written to ``stream`` piece by piece, then a newline."""
+    json.dump(report_dict(report), stream, indent=2, ensure_ascii=False)
+    stream.write("\n")
+    stream.flush()
 
 
 def render_json(report: Report) -> str:
