@@ -248,3 +248,36 @@ def test_narrow_redact_regex_is_accepted(pattern, text, expected):
 )
 def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_no_planted_secret_reaches_the_terminal_ui(tmp_path, capsys, kind):
+    """The TUI of a stored incident: its list, its diagnosis screen and every tab."""
+    import asyncio
+
+    from tracelens.tui import make_app
+
+    secret = KINDS[kind][0]
+    log = tmp_path / "crash.log"
+    log.write_text(planted_log(kind, "message"))
+    db = tmp_path / "incidents.db"
+    assert main(["ingest", "--db", str(db), "--redact-regex", CUSTOM, str(log)]) == 0
+    shots: list[str] = []
+
+    async def go() -> None:
+        app = make_app(db_path=db)
+        async with app.run_test(size=(160, 50)) as pilot:
+            await pilot.pause()
+            shots.append(app.export_screenshot())
+            app.open_incident(1)
+            await pilot.pause()
+            for _ in range(5):  # every tab of the diagnosis screen
+                shots.append(app.export_screenshot())
+                await pilot.press("tab")
+                await pilot.press("right")
+                await pilot.pause()
+
+    asyncio.run(go())
+    screens = "\n".join(shots)
+    assert "crash.log" in screens or "channel refused" in screens  # the incident is on screen
+    assert leaks(secret, screens) == []
