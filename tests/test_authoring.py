@@ -4,6 +4,7 @@ come in."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -115,3 +116,35 @@ def test_stacked_envelopes_are_peeled(line, stream, text):
 
 def test_rule_dirs_with_extra_rules():
     assert rule_dirs(("x",))[-1] == Path("x")
+
+
+def test_rules_preview_lists_the_stored_incidents_a_new_rule_would_catch(tmp_path, capsys):
+    log = tmp_path / "crash.log"
+    log.write_bytes(NOVEL)
+    db = tmp_path / "i.db"
+    assert main(["ingest", "--db", str(db), str(log)]) == 0
+    rules = tmp_path / "my-rules"
+    assert (
+        main(["rules", "new", "app/frobnicator-jam", "--rules", str(rules), "--from", str(log)])
+        == 0
+    )
+    capsys.readouterr()
+    assert (
+        main(["rules", "preview", "--rules", str(rules), "--db", str(db), "--format", "json"]) == 0
+    )
+    changes = json.loads(capsys.readouterr().out)
+    assert [(c["kind"], c["before"], c["after"]) for c in changes] == [
+        ("catch", "unrecognized", "app/frobnicator-jam")
+    ]
+
+
+def test_rules_preview_of_a_rule_that_matches_nothing_stored(tmp_path, capsys):
+    log = tmp_path / "crash.log"
+    log.write_bytes(NOVEL)
+    db = tmp_path / "i.db"
+    assert main(["ingest", "--db", str(db), str(log)]) == 0
+    rules = tmp_path / "my-rules"
+    assert main(["rules", "new", "app/other", "--rules", str(rules)]) == 0
+    capsys.readouterr()
+    assert main(["rules", "preview", "--rules", str(rules), "--db", str(db)]) == 0
+    assert "no stored incident changes" in capsys.readouterr().out

@@ -250,3 +250,59 @@ def rules_coverage(rules_dirs: tuple[str, ...]) -> None:
     if not survey_path().is_file():
         raise Failure(f"{survey_path()}: the survey ships with the source tree, not the wheel")
     echo(coverage_md(_load_rules(rules_dirs)), nl=False)
+
+
+@rules.command("preview")
+@click.option(
+    "--rules",
+    "rules_dirs",
+    multiple=True,
+    required=True,
+    type=DIRECTORY,
+    help="The rules directory under review (repeatable).",
+)
+@click.option(
+    "--db",
+    "db_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Incident database (default: TRACELENS_DB, else the user data dir).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format."
+)
+def rules_preview(rules_dirs: tuple[str, ...], db_path: str | None, fmt: str) -> None:
+    """What new or changed rules would do to the stored incidents: which they would now catch,
+    take from another rule, or lose.
+
+    Example:
+
+        tracelens rules preview --rules my-rules/
+    """
+    import json
+
+    from tracelens.authoring.preview import preview
+    from tracelens.incidents.store import Store, StoreError
+    from tracelens.rulebook.load import load
+
+    shipped = _load_rules(())
+    reviewed = _load_rules(rules_dirs)
+    ids = {lr.id for lr in load([Path(d) for d in rules_dirs], strict=False).rules}
+    try:
+        store = Store(db_path, create=False)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    changes = preview(store, shipped, reviewed, ids)
+    store.close()
+    if fmt == "json":
+        echo(json.dumps([c.__dict__ for c in changes], indent=2))
+        return
+    if not changes:
+        echo(f"no stored incident changes its first diagnosis ({len(ids)} rule(s) under review)")
+        return
+    for c in changes:
+        echo(f"{c.kind:<7} #{c.incident_id:<5} {c.before} -> {c.after}  {c.title[:80]}")
+    counts = {
+        k: sum(1 for c in changes if c.kind == k) for k in ("catch", "take", "lose", "change")
+    }
+    echo(", ".join(f"{n} {k}" for k, n in counts.items() if n))
