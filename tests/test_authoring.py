@@ -148,3 +148,21 @@ def test_rules_preview_of_a_rule_that_matches_nothing_stored(tmp_path, capsys):
     capsys.readouterr()
     assert main(["rules", "preview", "--rules", str(rules), "--db", str(db)]) == 0
     assert "no stored incident changes" in capsys.readouterr().out
+
+
+def test_a_rule_pack_may_add_categories(tmp_path):
+    from tracelens.rulebook.model import RuleError
+
+    pack = tmp_path / "pack"
+    (pack / "app").mkdir(parents=True)
+    (pack / "app" / "jam.yaml").write_text(
+        "id: app/jam\ntitle: t\ncategory: frobnicator-jam\nseverity: error\n"
+        "match:\n  all:\n    - line: 'frobnicator jammed'\nroot_cause: r\nremedies: [{title: x}]\n"
+        "references: ['https://github.com/o/r/issues/1']\n"
+    )
+    with pytest.raises(RuleError, match="not a known category"):
+        load([pack], cache=False)
+    (pack / "categories.yaml").write_text(
+        "categories:\n  - name: frobnicator-jam\n    meaning: our own\n"
+    )
+    assert load([pack], cache=False).get("app/jam") is not None

@@ -114,11 +114,21 @@ def shipped_healthy_dir() -> Path:
 
 @lru_cache(maxsize=1)
 def categories() -> frozenset[str]:
-    """The category names rules may use."""
+    """The category names rules may use (the shipped list)."""
+    return pack_categories(shipped_rules_dir())
+
+
+def pack_categories(root: Path) -> frozenset[str]:
+    """The categories a rules directory declares in its own ``categories.yaml`` (a user's rule
+    pack may add names; none when it has no such file or it cannot be read). Read when a rule
+    file is validated, which the rule cache makes rare."""
     yaml, loader = _yaml()
-    path = shipped_rules_dir() / "categories.yaml"
-    data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
-    return frozenset(item["name"] for item in data["categories"])
+    path = root / "categories.yaml"
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+        return frozenset(str(item["name"]) for item in data["categories"])
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
+        return frozenset()
 
 
 def _node_line(node, loc: tuple) -> int | None:
@@ -185,13 +195,14 @@ def load_rule_file(path: Path, root: Path) -> Rule:
             "id",
             f"is {rule.id!r} but the file's path says {expected!r}",
         )
-    cats = categories()
+    cats = categories() | pack_categories(root)
     if rule.category not in cats:
         raise RuleError(
             shown,
             _node_line(node(), ("category",)),
             "category",
-            f"{rule.category!r} is not a known category (see rules/categories.yaml)",
+            f"{rule.category!r} is not a known category (see rules/categories.yaml, or add it to"
+            " a categories.yaml beside your rules)",
         )
     return rule
 
