@@ -22,62 +22,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from tracelens.models import Diagnosis, Document, ExceptionInfo, Frame, Traceback
+from tracelens.parse.frames import is_plumbing
 from tracelens.parse.lifecycle import teardown_only
 from tracelens.parse.normalize import normalize
-
-# Modules (prefixes) and functions whose frames say nothing about the failure.
-SKIP_MODULES = (
-    "torch.nn.modules.module",
-    "torch.utils._contextlib",
-    "torch._dynamo.eval_frame",
-    "torch.distributed.elastic.multiprocessing.errors",
-    "multiprocessing.",
-    "asyncio.",
-    "concurrent.futures.",
-    "threading",
-    "runpy",
-    "importlib.",
-    "contextlib",
-    "functools",
-    "uvloop.",
-    "click.",
-    "typer.",
-    "ray._private.worker",
-    "ray._private.function_manager",
-    "vllm.utils.func_utils",
-    "vllm.v1.executor.multiproc_executor",
-    "vllm.v1.engine.utils",
-)
-SKIP_FUNCTIONS = frozenset(
-    {
-        "_call_impl",
-        "_wrapped_call_impl",
-        "decorate_context",
-        "wrapper",
-        "_fn",
-        "inner",
-        "<module>",
-        "main",
-        "run",
-        "__call__",
-        "<lambda>",
-        "_run_module_as_main",
-        "_run_code",
-    }
-)
 
 
 def significant(frames: list[Frame]) -> list[Frame]:
     """Frames worth fingerprinting, innermost first."""
-    out = []
-    for fr in reversed(frames):
-        mod = fr.module or ""
-        if fr.function in SKIP_FUNCTIONS or any(
-            mod == m.rstrip(".") or mod.startswith(m) for m in SKIP_MODULES
-        ):
-            continue
-        out.append(fr)
-    return out
+    return [fr for fr in reversed(frames) if not is_plumbing(fr)]
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from textual.widgets import (
 )
 
 from tracelens.models import Traceback
+from tracelens.parse.frames import is_plumbing, is_stdlib
 from tracelens.tui.view import DiagnosisView
 
 CONTEXT = 6
@@ -37,14 +38,7 @@ CONTEXT = 6
 def is_library(frame) -> bool:
     """Plumbing: the standard library, import machinery, and the generic call/dispatch frames
     that fingerprints skip too (torch.nn call wrappers, multiprocessing, asyncio …)."""
-    from tracelens.incidents.signature import SKIP_FUNCTIONS, SKIP_MODULES
-
-    path, mod = frame.file, frame.module or ""
-    if path.startswith("<frozen") or ("/lib/python" in path and "-packages" not in path):
-        return True
-    if frame.function in SKIP_FUNCTIONS and frame.function != "<module>":
-        return True
-    return any(mod == m.rstrip(".") or mod.startswith(m) for m in SKIP_MODULES)
+    return is_stdlib(frame) or is_plumbing(frame, keep_module_level=True)
 
 
 class DiagnosisScreen(Screen):
