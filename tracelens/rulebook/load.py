@@ -324,6 +324,36 @@ def _cache_path(roots: list[Path]) -> Path | None:
     return Path(base) / "tracelens" / f"rules-{key}.pickle"
 
 
+def read_cache(path: Path) -> Any:
+    """A cache file's object, or None when it is missing, unreadable or from other code."""
+    try:
+        with open(path, "rb") as fh:
+            return pickle.load(fh)
+    except (
+        OSError,
+        pickle.UnpicklingError,
+        EOFError,
+        AttributeError,
+        ImportError,
+        TypeError,
+        ValueError,
+    ):
+        return None
+
+
+def write_cache(path: Path, obj: Any) -> None:
+    """Write a cache file atomically; a cache that cannot be written is simply not kept (a
+    read-only home: the work is done again next time)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
 class _Cache:
     """Validated rules keyed by file (mtime, size): a rule file is parsed and validated again
     only when it changed. A cache that cannot be read or written is simply not used."""
@@ -333,22 +363,9 @@ class _Cache:
         self.entries: dict[str, tuple] = {}
         """path -> (mtime_ns, size, id, needs, reports, pickled rule)"""
         self.dirty = False
-        if path is not None:
-            try:
-                with open(path, "rb") as fh:
-                    data = pickle.load(fh)
-                if isinstance(data, dict):
-                    self.entries = data
-            except (
-                OSError,
-                pickle.UnpicklingError,
-                EOFError,
-                AttributeError,
-                ImportError,
-                TypeError,
-                ValueError,
-            ):
-                self.entries = {}
+        data = read_cache(path) if path is not None else None
+        if isinstance(data, dict):
+            self.entries = data
 
     def get(self, path: str, st: os.stat_result) -> tuple[str, list, list, bytes] | None:
         """(id, needs, reports, pickled rule) of a file whose size and mtime are unchanged."""
@@ -366,14 +383,7 @@ class _Cache:
     def save(self) -> None:
         if not self.dirty or self.path is None:
             return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            with open(tmp, "wb") as fh:
-                pickle.dump(self.entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a read-only home: rules are validated on every run instead
+        write_cache(self.path, self.entries)
 
 
 def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = True) -> RuleSet:

@@ -15,13 +15,13 @@ docs/unrecognized.md).
 from __future__ import annotations
 
 import os
-import pickle
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tracelens.parse.normalize import normalize
+from tracelens.rulebook.load import read_cache, write_cache
 
 THRESHOLD = 55.0
 """Lowest score at which an unrecognized failure takes the nearest rule's category."""
@@ -124,32 +124,11 @@ def index(ruleset) -> list[Entry]:
         return cached
     files = _examples(ruleset)
     path = _cache_file(files)
-    entries: list[Entry] | None = None
-    if path is not None:
-        try:
-            with open(path, "rb") as fh:
-                entries = pickle.load(fh)
-        except (
-            OSError,
-            pickle.UnpicklingError,
-            EOFError,
-            AttributeError,
-            ImportError,
-            TypeError,
-            ValueError,
-        ):
-            entries = None
-    if entries is None:
+    entries = read_cache(path) if path is not None else None
+    if not isinstance(entries, list):
         entries = build(ruleset)
         if path is not None:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(f".{os.getpid()}.tmp")
-                with open(tmp, "wb") as fh:
-                    pickle.dump(entries, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, path)
-            except OSError:
-                pass
+            write_cache(path, entries)
     ruleset._nearest = entries
     return entries
 
