@@ -109,6 +109,15 @@ def did_you_mean(word: str, choices: list[str]) -> str:
     return f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
 
 
+def check_category(category: str | None) -> None:
+    """A one-line error, with the closest names, for a category no rule may use."""
+    from tracelens.rulebook.load import categories
+
+    if category is not None and category not in categories():
+        close = did_you_mean(category, sorted(categories()))
+        raise Failure(f"unknown category {category!r}{close} (see rules/categories.yaml)")
+
+
 def rules_option(f):
     return click.option(
         "--rules",

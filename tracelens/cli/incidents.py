@@ -18,8 +18,8 @@ from tracelens.cli.app import (
     HelpGroup,
     _load_rules,
     _read,
+    check_category,
     db_option,
-    did_you_mean,
     echo,
     long_running,
     make_redactor,
@@ -109,12 +109,8 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
 
         tracelens incidents list --since 2d --search "attention backend"
     """
-    from tracelens.rulebook.load import categories
 
-    if category is not None and category not in categories():
-        raise Failure(
-            f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)"
-        )
+    check_category(category)
     since = parse_since(since)
     store = open_store(db_path, create=False)
     filters = {"status": status, "category": category, "since": since, "search": search}

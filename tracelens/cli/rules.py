@@ -12,6 +12,8 @@ from tracelens.cli.app import (
     Failure,
     HelpGroup,
     _load_rules,
+    check_category,
+    db_option,
     did_you_mean,
     echo,
     rules_option,
@@ -42,12 +44,7 @@ def rules_list(rules_dirs: tuple[str, ...], category: str | None, fmt: str) -> N
     """
     import json
 
-    from tracelens.rulebook.load import categories
-
-    if category is not None and category not in categories():
-        raise Failure(
-            f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)"
-        )
+    check_category(category)
     rs = _load_rules(rules_dirs)
     items = [lr.rule for lr in rs.rules if category is None or lr.rule.category == category]
     items.sort(key=lambda r: r.id)
@@ -217,12 +214,8 @@ def rules_new(rule_id: str, rules_dir: str, log: str | None, category: str | Non
         tracelens rules new vllm/my-failure --from crash.log
     """
     from tracelens.authoring.scaffold import ScaffoldError, scaffold
-    from tracelens.rulebook.load import categories
 
-    if category is not None and category not in categories():
-        raise Failure(
-            f"unknown category {category!r}{did_you_mean(category, sorted(categories()))} (see rules/categories.yaml)"
-        )
+    check_category(category)
     rs = _load_rules(())
     try:
         made = scaffold(
@@ -261,13 +254,7 @@ def rules_coverage(rules_dirs: tuple[str, ...]) -> None:
     type=DIRECTORY,
     help="The rules directory under review (repeatable).",
 )
-@click.option(
-    "--db",
-    "db_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Incident database (default: TRACELENS_DB, else the user data dir).",
-)
+@db_option
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format."
 )
