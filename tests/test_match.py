@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracelens.engine import diagnose
+from tracelens.rulebook.calibration import EXPLAINS, TABLE, lookup
 from tracelens.rulebook.facttest import parse_fact_test
 from tracelens.rulebook.load import load
 from tracelens.rulebook.placeholders import fill
@@ -265,7 +266,8 @@ def test_conditional_remedy_and_confidence(tmp_path):
     rs = load([tmp_path])
     plain = diagnose("torch.OutOfMemoryError: CUDA out of memory.\n", rs).diagnoses[0]
     assert [r.title for r in plain.remedies] == ["always"]
-    assert plain.confidence == 0.75  # an exact exception type alone
+    # an exact exception type alone (raw belief 0.75), calibrated as a first diagnosis
+    assert plain.confidence == lookup(TABLE[EXPLAINS], 0.75)
     with_vllm = diagnose(LOG, rs).diagnoses[0]
     assert [r.title for r in with_vllm.remedies] == ["always", "vllm only"]
 

@@ -10,6 +10,7 @@ import re
 from dataclasses import replace
 
 from tracelens.models import SEVERITY_RANK, Diagnosis, Document, Evidence, Fact, Remedy
+from tracelens.rulebook.calibration import calibrate
 from tracelens.rulebook.conditions import Context, compile_condition
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
@@ -17,7 +18,7 @@ from tracelens.rulebook.model import Rule
 from tracelens.rulebook.nearest import THRESHOLD, index, nearest
 from tracelens.rulebook.origin import Wrappers, find_failures, run_span
 from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
-from tracelens.rulebook.unrecognized import settle
+from tracelens.rulebook.unrecognized import explains, settle
 
 
 def _remedies(
@@ -109,9 +110,12 @@ def _confidence(beliefs: list[float], rule: Rule) -> float:
     return round(min(conf, 0.99), 2)
 
 
-def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
+def evaluate(
+    doc: Document, ruleset: RuleSet, exclude: frozenset[str] = frozenset()
+) -> list[Diagnosis]:
     """All diagnoses for a document, best first; a failure no rule explains is named (see
-    :mod:`tracelens.rulebook.unrecognized`)."""
+    :mod:`tracelens.rulebook.unrecognized`). Rules in ``exclude`` are left out (the confidence
+    calibration asks what a log gets when its own rule does not exist yet)."""
     failures = find_failures(doc, Wrappers(ruleset.wrappers))
     origin = failures.origin
     if origin is not None:
@@ -123,6 +127,8 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
     out: list[Diagnosis] = []
     for k in ruleset.prefilter.candidates(haystack):
         lr = ruleset.rules[k]
+        if lr.id in exclude:
+            continue
         hit = lr.matcher(ctx)
         if hit is None:
             continue
@@ -162,7 +168,12 @@ def evaluate(doc: Document, ruleset: RuleSet) -> list[Diagnosis]:
         )
     out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], d.rule_id))
     out = _drop_restatements(out)
-    return settle(doc, out, failures, lambda o: nearest(o, index(ruleset)), THRESHOLD)
+    known = index(ruleset)
+    if exclude:
+        known = [e for e in known if e.rule_id not in exclude]
+    out = settle(doc, out, failures, lambda o: nearest(o, known), THRESHOLD)
+    calibrate(out, bool(out) and origin is not None and explains(out[0], origin))
+    return out
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:

@@ -1,0 +1,293 @@
+"""Calibrate the first diagnosis's confidence on held-out logs, and print the calibration table.
+
+Among first diagnoses given confidence ~0.8, about 80 % should be right ("right": the category
+a person gave the log, as ``run_eval.py`` scores it; a first diagnosis on a healthy log is
+wrong). Logs a rule was written from say nothing about that, so the answers come from:
+
+- ``benchmarks/data/heldout-first-answers.jsonl``: the first diagnoses tracelens gave on two
+  held-out rounds (logs rebuilt from public reports that no rule cited), recorded as measured
+  before any rule was written for them (the commit of each run is in the file); their kind
+  (:data:`tracelens.rulebook.calibration.KINDS`) is computed from the log's originating
+  failure and the diagnosis's evidence lines;
+- for unrecognized failures, which the rounds hold few of: every rule example and corpus
+  incident answered again with its own rule left out (and its examples left out of the
+  nearest-failure index): what a log meets when its failure has no rule yet; and the corpus's
+  unrecognized logs.
+
+For each kind the raw belief is mapped to the share of right answers by isotonic regression
+(pool adjacent violators) in steps of at least ``--min-step`` answers; a kind with fewer answers
+than that takes the share of all cause rules.
+
+    python benchmarks/calibrate_confidence.py                 # print the tables
+    python benchmarks/calibrate_confidence.py --write         # also rewrite the table in
+                                                              # tracelens/rulebook/calibration.py
+                                                              # and docs/confidence.md
+    python benchmarks/calibrate_confidence.py --check DIR...  # also score run_eval-style cases
+                                                              # (NAME.log + NAME.json "category")
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from tracelens.engine import parse_path
+from tracelens.rulebook import calibration
+from tracelens.rulebook.load import default_rules
+from tracelens.rulebook.rank import evaluate
+from tracelens.rulebook.unrecognized import explains
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE = ROOT / "tracelens" / "rulebook" / "calibration.py"
+DOC = ROOT / "docs" / "confidence.md"
+HELD_OUT = ROOT / "benchmarks" / "data" / "heldout-first-answers.jsonl"
+
+
+@dataclass
+class Case:
+    source: str  # example / incident / unrecognized / a --check folder
+    log: Path
+    rule: str | None  # the expected rule, when one exists
+    category: str
+
+
+@dataclass
+class Answer:
+    case: Case
+    left_out: bool
+    kind: str
+    raw: float
+    confidence: float
+    right: bool
+
+
+def labelled(rules) -> list[Case]:
+    category = {lr.id: lr.rule.category for lr in rules.rules}
+    cases: list[Case] = []
+    for log in sorted((ROOT / "rules").glob("**/*.log")):
+        rid = str(log.parent.relative_to(ROOT / "rules") / log.name.split(".example")[0])
+        if rid in category:
+            cases.append(Case("example", log, rid, category[rid]))
+    for exp in sorted((ROOT / "corpus" / "incidents").glob("*.expect.yaml")):
+        rid = (yaml.safe_load(exp.read_text()) or {}).get("top_rule")
+        if rid in category:
+            cases.append(
+                Case("incident", exp.with_name(exp.name[:-12] + ".log"), rid, category[rid])
+            )
+    for exp in sorted((ROOT / "corpus" / "unrecognized").glob("*.expect.yaml")):
+        cat = ((yaml.safe_load(exp.read_text()) or {}).get("unrecognized") or {}).get("category")
+        if cat:
+            cases.append(Case("unrecognized", exp.with_name(exp.name[:-12] + ".log"), None, cat))
+    return cases
+
+
+def held_out(folder: Path) -> list[Case]:
+    cases = []
+    for js in sorted(folder.glob("*.json")):
+        cat = json.loads(js.read_text()).get("category")
+        log = js.with_suffix(".log")
+        if cat and cat != "none" and log.exists():
+            cases.append(Case(folder.name, log, None, cat))
+    return cases
+
+
+def answer(case: Case, rules, left_out: bool, table) -> Answer | None:
+    doc = parse_path(str(case.log))
+    saved = calibration.TABLE
+    calibration.TABLE = table
+    try:
+        diags = evaluate(
+            doc, rules, frozenset([case.rule]) if left_out and case.rule else frozenset()
+        )
+    finally:
+        calibration.TABLE = saved
+    if not diags:
+        return None
+    first = diags[0]
+    from tracelens.rulebook.origin import Wrappers, find_failures
+
+    origin = find_failures(doc, Wrappers(rules.wrappers)).origin
+    kind = calibration.kind_of(first, origin is not None and explains(first, origin))
+    return Answer(
+        case, left_out, kind, first.confidence, first.confidence, first.category == case.category
+    )
+
+
+def pav(points: list[tuple[float, float, float]]) -> list[tuple[float, float, float]]:
+    """Isotonic regression of (x, y, weight) points: blocks of (upper x, mean y, weight)."""
+    blocks: list[list[float]] = []  # [upper x, sum of w*y, sum of w]
+    for x, y, w in sorted(points):
+        blocks.append([x, w * y, w])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] >= blocks[-1][1] / blocks[-1][2]:
+            x2, s2, w2 = blocks.pop()
+            blocks[-1] = [x2, blocks[-1][1] + s2, blocks[-1][2] + w2]
+    return [(b[0], b[1] / b[2], b[2]) for b in blocks]
+
+
+def recorded() -> list[Answer]:
+    out = []
+    for line in HELD_OUT.read_text().splitlines():
+        x = json.loads(line)
+        case = Case(x["round"], Path(x["log"]), None, x["expected"])
+        out.append(
+            Answer(case, False, x["kind"], x["raw"], x["raw"], x["category"] == x["expected"])
+        )
+    return out
+
+
+def _steps(pts: list[tuple[float, float]], min_step: int) -> list[tuple[float, float]]:
+    """Isotonic steps (raw upper bound, share right), each of at least ``min_step`` answers."""
+    by_x: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for x, y in pts:
+        by_x[x][0] += y
+        by_x[x][1] += 1
+    blocks = [list(b) for b in pav([(x, s / n, n) for x, (s, n) in by_x.items()])]
+    merged: list[list[float]] = []
+    for upper, mean, n in blocks:
+        if merged and merged[-1][2] < min_step:
+            prev = merged.pop()
+            mean, n = (prev[1] * prev[2] + mean * n) / (prev[2] + n), prev[2] + n
+        merged.append([upper, mean, n])
+    if len(merged) > 1 and merged[-1][2] < min_step:
+        last = merged.pop()
+        merged[-1] = [
+            last[0],
+            (merged[-1][1] * merged[-1][2] + last[1] * last[2]) / (merged[-1][2] + last[2]),
+            merged[-1][2] + last[2],
+        ]
+    merged[-1][0] = 1.0
+    return [(round(u, 2), round(min(max(m, 0.01), 0.99), 2)) for u, m, _ in merged]
+
+
+def fit(
+    held: list[Answer], simulated: list[Answer], min_step: int
+) -> dict[str, list[tuple[float, float]]]:
+    causes = [a for a in held if a.kind != calibration.UNRECOGNIZED]
+    pooled = _steps([(a.raw, float(a.right)) for a in causes], min_step) if causes else []
+    table: dict[str, list[tuple[float, float]]] = {}
+    for kind in calibration.KINDS:
+        if kind == calibration.UNRECOGNIZED:
+            pts = [(a.raw, float(a.right)) for a in [*held, *simulated] if a.kind == kind]
+        else:
+            pts = [(a.raw, float(a.right)) for a in held if a.kind == kind]
+        table[kind] = _steps(pts, min_step) if len(pts) >= min_step else pooled
+    return table
+
+
+def bins(answers: list[Answer], table) -> list[tuple[str, int, float, float]]:
+    """(bin, answers, mean confidence, share right) per 0.1 of confidence."""
+    acc: dict[int, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+    for a in answers:
+        conf = calibration.lookup(table.get(a.kind, []), a.raw) if table is not None else a.raw
+        b = acc[min(int(conf * 10), 9)]
+        b[0] += 1
+        b[1] += conf
+        b[2] += a.right
+    return [
+        (f"{k / 10:.1f}-{(k + 1) / 10:.1f}", int(v[0]), v[1] / v[0], v[2] / v[0])
+        for k, v in sorted(acc.items())
+    ]
+
+
+def md_table(rows) -> list[str]:
+    lines = ["| confidence | answers | mean confidence | right |", "|---|---|---|---|"]
+    for name, n, conf, right in rows:
+        lines.append(f"| {name} | {n} | {conf:.2f} | {right:.0%} |")
+    return lines
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--min-step", type=int, default=10)
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--check", nargs="*", type=Path, default=[])
+    args = ap.parse_args()
+    rules = default_rules()
+    held = recorded()
+    simulated: list[Answer] = []
+    in_sample: list[Answer] = []
+    for case in labelled(rules):
+        a = answer(case, rules, False, {})
+        if a is not None:
+            in_sample.append(a)
+        if case.rule:
+            a = answer(case, rules, True, {})
+            if a is not None and a.kind == calibration.UNRECOGNIZED:
+                simulated.append(a)
+    simulated += [a for a in in_sample if a.case.source == "unrecognized"]
+    table = fit(held, simulated, args.min_step)
+    report = ["# Confidence calibration", "", _intro(held, simulated, args), ""]
+    report += ["## Steps (raw belief -> confidence)", ""]
+    for kind, steps in table.items():
+        shown = ", ".join(f"up to {u:.2f}: {v:.2f}" for u, v in steps)
+        report.append(f"- `{kind}`: {shown}")
+    report += ["", f"## Held-out rounds ({len(held)} first diagnoses): raw belief", ""]
+    report += md_table(bins(held, None))
+    report += ["", "## Held-out rounds: calibrated", ""]
+    report += md_table(bins(held, table))
+    report += [
+        "",
+        f"## Unrecognized, own rule left out and corpus ({len(simulated)}): calibrated",
+        "",
+    ]
+    report += md_table(bins(simulated, table))
+    report += ["", f"## Logs rules were written from ({len(in_sample)}; in sample): calibrated", ""]
+    report += md_table(bins(in_sample, table))
+    for folder in args.check:
+        checked = [a for c in held_out(folder) if (a := answer(c, rules, False, {})) is not None]
+        report += ["", f"## Check: {folder.name} ({len(checked)} failing logs), calibrated", ""]
+        report += md_table(bins(checked, table))
+    text = "\n".join(report) + "\n"
+    print(text)
+    if args.write:
+        src = MODULE.read_text()
+        body = "TABLE: dict[str, list[tuple[float, float]]] = " + _format(table) + "\n"
+        src = re.sub(
+            r"(# BEGIN GENERATED TABLE[^\n]*\n).*?(# END GENERATED TABLE)",
+            lambda m: m.group(1) + body + m.group(2),
+            src,
+            flags=re.S,
+        )
+        MODULE.write_text(src)
+        DOC.write_text(text)
+        print(f"wrote {MODULE.relative_to(ROOT)} and {DOC.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+def _format(table) -> str:
+    """The table as ruff formats it (one line per kind when it fits in 100 columns)."""
+    lines = ["{"]
+    for kind, steps in table.items():
+        pairs = [f"({u!r}, {v!r})" for u, v in steps]
+        one = f'    "{kind}": [{", ".join(pairs)}],'
+        if len(one) <= 100:
+            lines.append(one)
+        else:
+            lines += [f'    "{kind}": [', *(f"        {p}," for p in pairs), "    ],"]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _intro(held: list[Answer], simulated: list[Answer], args) -> str:
+    rounds = sorted({a.case.source for a in held})
+    return (
+        "Written by `python benchmarks/calibrate_confidence.py --write`. Cause rules are "
+        f"calibrated on {len(held)} first diagnoses of the held-out rounds {', '.join(rounds)} "
+        "(logs rebuilt from public reports no rule cited, answered before any rule was written "
+        "for them; benchmarks/data/heldout-first-answers.jsonl), unrecognized failures also on "
+        f"{len(simulated)} logs answered with their own rule left out or from the corpus of "
+        "unrecognized failures. A first diagnosis is right when it has the category a person "
+        f"gave the log (on a healthy log it is wrong). Steps hold at least {args.min_step} "
+        "answers. Only the first diagnosis is calibrated; the rest keep their raw belief."
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
