@@ -3,6 +3,7 @@ report, saved into the store."""
 
 from __future__ import annotations
 
+from tracelens.incidents.logdoc import stored_document
 from tracelens.incidents.redact import Redactor
 from tracelens.incidents.signature import signature
 from tracelens.incidents.store import Recorded, Store
@@ -139,4 +140,5 @@ def save(
         seen_at=seen_at,
         log_hash=log_hash,
         recount=recount,
+        document=stored_document(report, redactor, redact_value),
     )

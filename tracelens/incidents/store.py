@@ -22,6 +22,7 @@ from pathlib import Path
 import sqlite_utils
 
 STATUSES = ("open", "resolved", "ignored")
+DOCUMENT_LIMIT = 16 << 20  # bytes of a compressed parsed log (a larger one is not kept)
 
 
 class StoreError(Exception):
@@ -112,11 +113,22 @@ def _m4_log_hashes(db: sqlite_utils.Database) -> None:
     db.table("occurrences").create_index(["log_hash"])
 
 
+def _m5_documents(db: sqlite_utils.Database) -> None:
+    # an occurrence's parsed log (lines, tracebacks, errors, facts), redacted and compressed:
+    # a stored incident's log reads like a live one's (older occurrences keep their excerpt)
+    db.table("documents").create(
+        {"occurrence_id": int, "data": bytes},
+        pk="occurrence_id",
+        foreign_keys=[("occurrence_id", "occurrences", "id")],
+    )
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m1_initial,
     _m2_severity_and_resolution_time,
     _m3_search_signatures,
     _m4_log_hashes,
+    _m5_documents,
 )
 """Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
 
@@ -240,10 +252,13 @@ class Store:
         seen_at: str | None = None,
         log_hash: str | None = None,
         recount: bool = False,
+        document: dict | None = None,
     ) -> Recorded:
         """Add one occurrence; the same coarse fingerprint increments its incident. A log
-        whose ``log_hash`` is already stored counts nothing again, unless ``recount``."""
+        whose ``log_hash`` is already stored counts nothing again, unless ``recount``.
+        ``document``: the parsed log, redacted (see :mod:`tracelens.incidents.logdoc`)."""
         seen_at = seen_at or now()
+        blob = zlib.compress(json.dumps(document).encode(), 6) if document is not None else None
         with self._write():
             if log_hash is not None and not recount:
                 seen = self.db.execute(
@@ -300,6 +315,8 @@ class Store:
                 )
                 .last_pk
             )
+            if blob is not None and len(blob) <= DOCUMENT_LIMIT:
+                self.db.table("documents").insert({"occurrence_id": occ, "data": blob})
         assert occ is not None and incident_id is not None  # inserts into rowid tables have keys
         return Recorded(int(incident_id), int(occ), new)
 

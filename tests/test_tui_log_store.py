@@ -1,0 +1,134 @@
+"""The parsed log stored with an incident (for the TUI's log and traceback tabs): it comes back
+whole and redacted, a long log keeps the lines around its failure, and an older store upgrades
+to keep it."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import pytest
+from test_store import SECRETS, planted_log
+
+from tracelens.engine import diagnose
+from tracelens.incidents.incident import redact_value, save
+from tracelens.incidents.logdoc import (
+    load_document,
+    records_of,
+    redacted_texts,
+    stored_document,
+    tracebacks_of,
+)
+from tracelens.incidents.redact import Redactor
+from tracelens.incidents.store import MIGRATIONS, Store
+from tracelens.models import Record
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
+RANKS = ROOT / "corpus" / "incidents" / "docker-compose-torchrun-ddp-nccl-shm-no-space.log"
+
+
+@pytest.mark.parametrize("log", [SEED, RANKS], ids=["vllm-tp8", "torchrun-ranks"])
+def test_the_whole_log_and_its_tracebacks_come_back(tmp_path, log):
+    rep = diagnose(log.read_bytes(), source=log.name)
+    store = Store(tmp_path / "i.db")
+    rec = save(store, rep, Redactor(), log.name)
+    data = load_document(store, rec.incident_id)
+    assert data is not None and not data["cut"]
+    records = records_of(data)
+    assert [(r.line, r.stream, r.level, r.text) for r in records] == [
+        (r.line, r.stream, r.level, r.text) for r in rep.document.records
+    ]
+    assert [
+        (t.start_line, t.streams, t.exception.type if t.exception else None)
+        for t in tracebacks_of(data)
+    ] == [
+        (t.start_line, t.streams, t.exception.type if t.exception else None)
+        for t in rep.document.tracebacks
+    ]
+    assert data["failure_line"] == rep.document.failure_line > 0
+
+
+def _stored_text(db: Path) -> str:
+    store = Store(db)
+    return "\n".join(zlib.decompress(row["data"]).decode() for row in store.db["documents"].rows)
+
+
+@pytest.mark.parametrize("name", sorted(SECRETS))
+def test_a_planted_secret_is_not_in_the_stored_log(tmp_path, name):
+    log = planted_log()
+    rep = diagnose(log.encode(), source="secret.log")
+    db = tmp_path / "i.db"
+    save(Store(db), rep, Redactor([r"ACME-INTERNAL-\d+"]), "secret.log")
+    text = _stored_text(db)
+    assert "[REDACTED:" in text
+    for part in SECRETS[name].splitlines():
+        assert part not in text
+
+
+def test_without_redaction_the_secrets_are_stored(tmp_path):
+    """The control for the test above: the stored log does hold every line."""
+    rep = diagnose(planted_log().encode(), source="secret.log")
+    db = tmp_path / "i.db"
+    save(Store(db), rep, Redactor(enabled=False), "secret.log")
+    text = _stored_text(db)
+    assert all(p in text for s in SECRETS.values() for p in s.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("texts", "extra", "expected"),
+    [
+        (["a", "password=abcdef123456", "b"], [], ["a", "password=[REDACTED:secret]", "b"]),
+        # a pattern whose match takes a line break: those lines are redacted one by one
+        (["x", "y", "c"], [r"x\sy"], ["x", "y", "c"]),
+        (
+            ["-----BEGIN RSA PRIVATE KEY-----", "abc", "-----END RSA PRIVATE KEY-----", "d"],
+            [],
+            ["[REDACTED:private-key]"] * 3 + ["d"],
+        ),
+    ],
+    ids=["one-line", "across-lines", "private-key"],
+)
+def test_redacted_texts_keep_one_text_per_line(texts, extra, expected):
+    records = [Record(line=k + 1, text=t) for k, t in enumerate(texts)]
+    assert redacted_texts(records, Redactor(extra), chunk=8) == expected
+
+
+@pytest.mark.parametrize("limit", [2_000, 10_000])
+def test_a_long_log_keeps_the_lines_around_its_failure(limit):
+    rep = diagnose(SEED.read_bytes(), source=SEED.name)
+    data = stored_document(rep, Redactor(), redact_value, limit=limit)
+    lines = [row[0] for row in data["records"]]
+    assert data["cut"]
+    assert sum(len(row[3]) for row in data["records"]) <= limit
+    assert lines[0] <= rep.document.failure_line <= lines[-1]
+    assert lines == list(range(lines[0], lines[-1] + 1))
+
+
+def test_an_older_store_upgrades_and_keeps_its_incidents(tmp_path):
+    db = tmp_path / "old.db"
+    old = Store(db, migrations=MIGRATIONS[:4])
+    rep = diagnose(SEED.read_bytes(), source=SEED.name)
+    old.record(
+        fingerprint="f1",
+        signature="s",
+        fingerprint_fine="ff",
+        signature_fine="sf",
+        title="stored before",
+        category="gpu-oom",
+        rule_id="torch/gpu-oom",
+        severity="error",
+        exception_type="E",
+        message="m",
+        source="a.log",
+        host=None,
+        excerpt="1: old excerpt",
+        report={},
+    )
+    assert "documents" not in old.db.table_names()
+    old.close()
+    new = Store(db)
+    assert new.schema_version == len(MIGRATIONS) and "documents" in new.db.table_names()
+    assert load_document(new, 1) is None  # stored before: it keeps its excerpt only
+    rec = save(new, rep, Redactor(), SEED.name)
+    assert load_document(new, rec.incident_id) is not None
