@@ -12,6 +12,12 @@ def data_home() -> Path:
     )
 
 
+def config_home() -> Path:
+    return Path(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    )
+
+
 def cache_home() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"))
 

@@ -6,6 +6,7 @@ diagnosed), so tests build it from corpus logs and a temporary store.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from textual.app import App
@@ -20,16 +21,32 @@ class TracelensApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "tracelens"
     BINDINGS = [
-        Binding("question_mark", "help", "Help"),
-        Binding("ctrl+t", "toggle_theme", "Theme"),
-        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help", tooltip="this help"),
+        Binding(
+            "ctrl+t",
+            "toggle_theme",
+            "Theme",
+            show=False,
+            tooltip="light/dark theme (ctrl+p lists them all); remembered",
+        ),
+        Binding("q", "quit", "Quit", tooltip="quit"),
     ]
 
-    def __init__(self, *, db_path: Path | None = None, rules=None, report: Report | None = None):
+    def __init__(
+        self,
+        *,
+        db_path: Path | None = None,
+        rules=None,
+        report: Report | None = None,
+        settings_path: Path | None = None,
+    ):
         super().__init__()
         self.db_path = db_path
         self._rules = rules
         self.initial_report = report
+        self.settings_path = settings_path
+        """Where the theme is remembered; ``None``: nothing is read or written."""
+        self.settings: dict = {}
 
     # services shared by the screens -----------------------------------------------------------
 
@@ -65,6 +82,16 @@ class TracelensApp(App):
             self.notify(str(exc), severity="error")
             return None
 
+    def copy(self, text: str, what: str) -> None:
+        """Send ``text`` to the clipboard and say so honestly: the terminal gets it through an
+        OSC 52 escape, which many terminals (and tmux by default) drop without a word, so
+        whether it arrived cannot be known here."""
+        self.copy_to_clipboard(text)
+        hint = "; in tmux: set -g set-clipboard on" if os.environ.get("TMUX") else ""
+        self.notify(
+            f"{what}: sent to the terminal's clipboard (OSC 52; some terminals ignore it{hint})"
+        )
+
     def diagnose_bytes(self, data: bytes, source: str) -> Report:
         from tracelens.engine import parse, report
         from tracelens.incidents.similar import attach_similar
@@ -82,6 +109,7 @@ class TracelensApp(App):
     def on_mount(self) -> None:
         from tracelens.tui.screens.incidents import IncidentsScreen
 
+        self._restore_settings()
         self.push_screen(IncidentsScreen())
         if self.initial_report is not None:
             self.open_report(self.initial_report)
@@ -117,13 +145,52 @@ class TracelensApp(App):
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
 
+    # settings -----------------------------------------------------------------------------------
+
+    def _restore_settings(self) -> None:
+        """The theme of the last run (a theme since removed, or a broken file, is ignored); from
+        then on, a theme chosen by ctrl+t or the command palette is written back."""
+        from tracelens.tui.settings import load_settings
+
+        if self.settings_path is None:
+            return
+        self.settings, problem = load_settings(self.settings_path)
+        if problem:
+            self.notify(problem, severity="warning")
+        if self.settings.get("theme") in self.available_themes:
+            self.theme = self.settings["theme"]
+        self.theme_changed_signal.subscribe(self, self._remember_theme)
+
+    def _remember_theme(self, theme) -> None:
+        from tracelens.tui.settings import save_settings
+
+        if self.settings_path is None or self.settings.get("theme") == theme.name:
+            return
+        self.settings["theme"] = theme.name
+        try:
+            save_settings(self.settings_path, self.settings)
+        except OSError as exc:
+            self.notify(
+                f"theme not remembered: {self.settings_path}: {exc.strerror or exc}",
+                severity="warning",
+            )
+
 
 def make_app(
-    *, db_path: Path | str | None = None, rules=None, report: Report | None = None
+    *,
+    db_path: Path | str | None = None,
+    rules=None,
+    report: Report | None = None,
+    settings_path: Path | str | None = None,
 ) -> TracelensApp:
-    """Build the app (tests use this with a temporary store and corpus logs)."""
+    """Build the app (tests use this with a temporary store and corpus logs). The theme is
+    remembered in ``settings_path``, by default ``$XDG_CONFIG_HOME/tracelens/tui.json``."""
     from tracelens.incidents.store import default_path
+    from tracelens.tui.settings import default_settings_path
 
     return TracelensApp(
-        db_path=Path(db_path) if db_path else default_path(), rules=rules, report=report
+        db_path=Path(db_path) if db_path else default_path(),
+        rules=rules,
+        report=report,
+        settings_path=Path(settings_path) if settings_path else default_settings_path(),
     )

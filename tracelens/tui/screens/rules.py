@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from tracelens.tui.app import TracelensApp
 
-from rapidfuzz import fuzz, process
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,53 +15,93 @@ from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
+from tracelens.tui.filtering import WordIndex
+from tracelens.tui.layout import fit, rule_columns
+
+LIST_SHARE = 0.5
+"""The share of the screen's width the rule list takes (the rule pane takes the rest)."""
+LIST_MIN, LIST_MAX = 34, 92
+
 
 class RulesScreen(Screen):
+    """The search box has the keys on arrival (the screen says "type to search"); Up/Down
+    there move the list, Enter goes to the list, where ``o`` opens the rule's examples."""
+
     @property
     def tl(self) -> TracelensApp:
         """The app, with its own attributes known to type checkers."""
         return cast("TracelensApp", self.app)
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("o", "open_example", "Open example (next)"),
-        Binding("slash", "focus_search", "Search"),
+        Binding("escape", "back", "Back", tooltip="back to the incident list"),
+        Binding(
+            "o", "open_example", "Open example", tooltip="diagnose the rule's next example log"
+        ),
+        Binding("slash", "focus_search", "Search", tooltip="back to the search box"),
+        Binding("down", "move(1)", "Next rule", show=False, tooltip="(in the search box)"),
+        Binding("up", "move(-1)", "Previous rule", show=False, tooltip="(in the search box)"),
+        Binding("pagedown", "scroll_rule(1)", "Scroll the rule", show=False),
+        Binding("pageup", "scroll_rule(-1)", "Scroll the rule back", show=False),
     ]
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield Input(placeholder="search rules: id, title, category", id="search")
+        yield Input(
+            placeholder="type to search: words of the id, title or category (↓ or enter: the list)",
+            id="search",
+        )
         with Horizontal():
             yield DataTable(id="rules", cursor_type="row")
             with VerticalScroll(id="rule-pane"):
                 yield Static(id="rule")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.example_index: dict[int, int] = {}
+        self.widths: dict[str, int] = {}
+        self.current = 0
         self.rules = sorted(self.tl.rules.rules, key=lambda lr: lr.id)
-        self.haystack = [f"{lr.rule.id} {lr.rule.title} {lr.rule.category}" for lr in self.rules]
-        table = self.query_one(DataTable)
-        table.add_columns("rule", "category")
+        self.index = WordIndex(
+            [f"{lr.rule.id} {lr.rule.title} {lr.rule.category}" for lr in self.rules]
+        )
         self.fill("")
-        table.focus()
+        self.query_one("#search", Input).focus()
+
+    def _set_columns(self) -> None:
+        width = min(max(int(self.size.width * LIST_SHARE), LIST_MIN), LIST_MAX)
+        widths = rule_columns(
+            width,
+            max((len(lr.rule.id) for lr in self.rules), default=10),
+            max((len(lr.rule.category) for lr in self.rules), default=10),
+        )
+        if widths == self.widths:
+            return
+        table = self.query_one(DataTable)
+        table.styles.width = width
+        table.clear(columns=True)
+        table.add_column("rule", key="rule", width=widths["rule"])
+        if widths["category"]:
+            table.add_column("category", key="category", width=widths["category"])
+        self.widths = widths
+
+    def on_resize(self) -> None:
+        self.fill(self.query_one("#search", Input).value)
 
     def fill(self, query: str) -> None:
+        self._set_columns()
         table = self.query_one(DataTable)
         table.clear()
-        idx: range | list[int] = range(len(self.rules))
-        if query:
-            hits = process.extract(
-                query, self.haystack, scorer=fuzz.WRatio, score_cutoff=55, limit=None
-            )
-            idx = [k for _t, _s, k in sorted(hits, key=lambda h: -h[1])]
-        for k in idx:
+        w = self.widths
+        for k in self.index.search(query):
             r = self.rules[k].rule
-            table.add_row(Text(r.id), Text(r.category), key=str(k))
+            cells = [Text(fit(r.id, w["rule"]))]
+            if w["category"]:
+                cells.append(Text(fit(r.category, w["category"]), style="dim"))
+            table.add_row(*cells, key=str(k))
         if table.row_count:
             self.show(int(str(table.coordinate_to_cell_key(Coordinate(0, 0)).row_key.value)))
         else:
-            self.query_one("#rule", Static).update(Text("no rule matches"))
+            self.query_one("#rule", Static).update(Text("no rule matches every word"))
 
     def show(self, k: int) -> None:
         from tracelens.render.rules import render_rule
@@ -71,7 +110,7 @@ class RulesScreen(Screen):
         self.query_one("#rule", Static).update(Text(render_rule(self.rules[k])))
 
     def on_input_changed(self, event: Input.Changed) -> None:
-        self.fill(event.value.strip())
+        self.fill(event.value)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         self.query_one(DataTable).focus()
@@ -82,13 +121,24 @@ class RulesScreen(Screen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.show(int(str(event.row_key.value)))
+        self.query_one("#rule-pane").focus()
+
+    def action_move(self, step: int) -> None:
+        """Up/Down in the search box move the list's highlight; Down from the box's end."""
+        table = self.query_one(DataTable)
+        if table.row_count:
+            table.move_cursor(row=max(0, min(table.cursor_row + step, table.row_count - 1)))
+
+    def action_scroll_rule(self, step: int) -> None:
+        pane = self.query_one("#rule-pane", VerticalScroll)
+        (pane.scroll_page_down if step > 0 else pane.scroll_page_up)()
 
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
 
     def action_open_example(self) -> None:
         """Open the rule's next example log (each press moves to the next one)."""
-        k = getattr(self, "current", 0)
+        k = self.current
         lr = self.rules[k]
         if not lr.examples:
             self.notify("this rule has no example log", severity="warning")
