@@ -607,3 +607,44 @@ def test_colab_folded_frames_do_not_end_an_ipython_traceback():
     (tb,) = parse(text).tracebacks
     assert [f.function for f in tb.frames] == ["<cell line: 1>", "compile"]
     assert tb.exception.type == "RuntimeError" and not tb.truncated
+
+
+_INDENTED = [
+    # a plain traceback with carets
+    'Traceback (most recent call last):\n  File "/app/run.py", line 8, in <module>\n'
+    "    main()\n    ^^^^^^\n"
+    '  File "/app/run.py", line 5, in main\n    load(path).cuda()\n'
+    '  File "/opt/py/site-packages/torch/cuda/__init__.py", line 372, in _lazy_init\n'
+    "    torch._C._cuda_init()\n"
+    "RuntimeError: No CUDA GPUs are available\n",
+    # a logger prefix on the header only (SGLang), a call without arguments as a source line
+    "[2026-03-04 09:11:08 TP3] Scheduler hit an exception: Traceback (most recent call last):\n"
+    '  File "/usr/lib/sglang/srt/managers/scheduler.py", line 3130, in run_scheduler_process\n'
+    "    scheduler.event_loop()\n"
+    '  File "/usr/lib/sglang/srt/distributed/utils.py", line 23, in ensure_divisibility\n'
+    "    assert numerator % denominator == 0\n"
+    "AssertionError: 16 is not divisible by 6\n",
+    # frames without source lines (frozen modules), a bare exception name
+    'Traceback (most recent call last):\n  File "<frozen runpy>", line 198, in _run_module_as_main\n'
+    '  File "<frozen runpy>", line 88, in _run_code\n  File "/app/loop.py", line 3, in <module>\n'
+    "    while True: step()\nKeyboardInterrupt\n",
+]
+
+
+@pytest.mark.parametrize("text", _INDENTED, ids=["carets", "prefixed-header", "frozen-frames"])
+def test_a_traceback_that_lost_its_indentation_parses_like_the_original(text):
+    """A paste into an issue or a chat often loses every line's leading blanks."""
+
+    def shape(t):
+        tb = t.tracebacks[0]
+        return (
+            tb.start_line,
+            tb.end_line,
+            tb.exception.type,
+            tb.exception.message,
+            [(f.file, f.lineno, f.function) for f in tb.frames],
+        )
+
+    flat = "\n".join(line.lstrip() for line in text.split("\n"))
+    assert shape(parse(flat)) == shape(parse(text))
+    assert len(parse(flat).tracebacks) == 1

@@ -1,6 +1,6 @@
 """The envelopes real logs come in, applied to a rule's example: container timestamps,
 kubectl and compose prefixes, Ray and vLLM process prefixes, torchrun ranks, srun labels,
-CRLF line ends, ANSI colour. A rule must give the same rank-1 diagnosis under each."""
+CRLF line ends, ANSI colour, a paste that lost its indentation. A rule must give the same rank-1 diagnosis under each."""
 
 from __future__ import annotations
 
@@ -37,6 +37,12 @@ def _ansi(raw: bytes) -> bytes:
     )
 
 
+def _dedent(raw: bytes) -> bytes:
+    """A traceback pasted into an issue or a chat without its code block: every line's leading
+    blanks gone."""
+    return b"\n".join(line.lstrip(b" \t") for line in raw.split(b"\n"))
+
+
 TRANSFORMS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("docker-timestamps", _each_line(_docker_ts)),
     ("kubectl-prefix", _each_line(lambda k: b"[pod/worker-7f9c/main] ")),
@@ -46,4 +52,5 @@ TRANSFORMS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("srun-label", _each_line(lambda k: b"0: ")),
     ("crlf", _crlf),
     ("ansi-colour", _ansi),
+    ("lost-indentation", _dedent),
 )

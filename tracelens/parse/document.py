@@ -25,6 +25,7 @@ from tracelens.models import (
     StreamInfo,
     Traceback,
 )
+from tracelens.parse.lexer import EXCEPTION_LINE
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import failure_kind
 
@@ -32,10 +33,6 @@ _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 _QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
 """A line the log itself marks as informational is never an error line (request logging
 quotes users' prompts, which may contain any error text)."""
-EXCEPTION_LINE = re.compile(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
-    r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
-)
 _NORMALIZE = re.compile(r"0x[0-9a-fA-F]+|\d+")
 
 
@@ -102,12 +99,17 @@ def build(
 
 
 _TB_SHAPED = re.compile(
+    # frames and carets at the start too: a traceback pasted without its indentation
+    r'File "|[~^]*\^[~^]*\s*$|'
     r"\s|Traceback \(most recent call last\):|The above exception|During handling|"
     r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault)\b|\[Previous line|$|"
     # any other exception line: a class name, dotted or not (OutOfResources, Unsupported,
     # StopIteration, BackendCompilerFailed), then its message
     r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?::\s|:?$)"
 )
+
+
+_DEDENTED_FRAME = re.compile(r'File "[^"]*", line \d+')
 
 
 def _streams(records: list[Record]) -> list[str]:
@@ -117,6 +119,7 @@ def _streams(records: list[Record]) -> list[str]:
     for as long as they are shaped like a traceback."""
     out: list[str] = []
     carry = ""
+    prev = ""  # the previous record's text, when it was carried
     for rec in records:
         # a timestamp alone does not make a line the logger's own: the container runtime
         # stamps every line (docker logs --timestamps), the bare ones too
@@ -135,12 +138,14 @@ def _streams(records: list[Record]) -> list[str]:
         elif rec.stream:
             carry = rec.stream if rec.text.endswith("Traceback (most recent call last):") else ""
             out.append(rec.stream)
-        elif bare and carry and _TB_SHAPED.match(rec.text):
+        elif bare and carry and (_TB_SHAPED.match(rec.text) or _DEDENTED_FRAME.match(prev)):
+            # (the line under a frame is its source line, whatever its shape)
             rec.stream = carry
             out.append(carry)
         else:
             carry = ""
             out.append(rec.stream)
+        prev = rec.text if carry else ""
     return out
 
 

@@ -27,6 +27,14 @@ _EXC = re.compile(
     r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
 )
 _QUOTE = '"""'
+# A line that can only be an exception (a type named like one, with its message): never taken
+# for a frame's source line, even in a traceback that lost its indentation.
+EXCEPTION_LINE = re.compile(
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
+    r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
+)
+_BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt)$")
+_DEDENTED_CARET = re.compile(r"[~^]*\^[~^]*\s*$")
 # In a message without a logger header, a line like these starts new output, not more message.
 _NEW_OUTPUT = re.compile(
     r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
@@ -246,6 +254,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 _signature(rec) != sig
                 and (rec.source or rec.level or sig != (None, None))
                 and not _FRAME.match(text)
+                and not _unprefixed_tail(rec, records, i, last)
             ):
                 i += 1  # another logger (or unprefixed output) interleaved in the same stream
                 continue
@@ -265,9 +274,14 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             elif _FRAME.match(text):
                 yield _tok("FRAME", text, rec.line)
                 last = "frame"
-            elif last in ("frame", "source", "caret") and _CARET.match(text):
+            elif last in ("frame", "source", "caret") and (
+                _CARET.match(text) or (last == "source" and _DEDENTED_CARET.match(text))
+            ):
                 yield _tok("CARET", text, rec.line)
                 last = "caret"
+            elif last == "frame" and _dedented_source(records, i):
+                yield _tok("SOURCE", text, rec.line)
+                last = "source"
             elif text[:1].isspace():
                 if last in ("frame", "source"):
                     yield _tok("SOURCE", text, rec.line)
@@ -347,3 +361,34 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 state = "normal"
                 continue
             i += 1
+
+
+def _dedented_source(records, i: int) -> bool:
+    """An unindented line below a frame is its source line when the traceback lost its
+    indentation (a paste into an issue or a chat): another frame or a caret follows it, or the
+    exception does and it is not one itself."""
+    text = records[i].text
+    if text[:1].isspace() or not text.strip():
+        return False
+    stripped = text.strip()
+    if EXCEPTION_LINE.match(stripped) or _BARE_EXCEPTION.match(stripped):
+        return False
+    if i + 1 >= len(records):
+        return False
+    nxt = records[i + 1].text
+    if _FRAME.match(nxt) or _CARET.match(nxt) or _DEDENTED_CARET.match(nxt):
+        return True
+    nxt = nxt.strip()
+    return bool(EXCEPTION_LINE.match(nxt) or _BARE_EXCEPTION.match(nxt) or _EXC.match(nxt))
+
+
+def _unprefixed_tail(rec: Record, records, i: int, last: str) -> bool:
+    """A traceback whose header carried a logger prefix and whose lines lost their indentation:
+    the unprefixed source and exception lines below its frames still belong to it (indented,
+    they would have been read as the prefixed line's continuation)."""
+    if rec.source or rec.level or last not in ("frame", "source", "caret"):
+        return False
+    if last == "frame" and _dedented_source(records, i):
+        return True
+    stripped = rec.text.strip()
+    return bool(EXCEPTION_LINE.match(stripped) or _BARE_EXCEPTION.match(stripped))
