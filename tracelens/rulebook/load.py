@@ -1,82 +1,72 @@
-"""Rule files: discovery under the rules directories, YAML loading with file/line/field errors,
-the cache of validated rules, and the loaded rule set."""
+"""The loaded rule set: the rules folders (shipped, ``TRACELENS_RULES``, ``--rules``), their
+compiled index (:mod:`tracelens.rulebook.index`) and the rules a run uses, each validated model
+unpickled and compiled only when its prefilter literals occur."""
 
 from __future__ import annotations
 
 import os
 import pickle
-import zlib
+from collections.abc import Callable, Iterator, Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
-from tracelens.rulebook.model import Rule, RuleError, validate_rule
+from tracelens.rulebook.model import Rule, RuleError
+from tracelens.rulebook.rulefile import (  # noqa: F401  (where the rest of tracelens finds them)
+    categories,
+    shipped_healthy_dir,
+    shipped_rules_dir,
+)
 
-
-@lru_cache(maxsize=1)
-def _yaml():
-    """PyYAML and its fastest safe loader, refusing duplicate keys, imported only when a rule
-    file must be read (the validated rules are cached)."""
-    import yaml
-
-    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-    class UniqueKeyLoader(base):  # type: ignore[misc, valid-type]
-        """A mapping that names a key twice is an error (YAML keeps the last one silently)."""
-
-        def construct_mapping(self, node, deep=False):
-            seen: dict = {}
-            for key_node, _value in node.value:
-                try:
-                    key = self.construct_object(key_node, deep=True)
-                    first = seen.setdefault(key, key_node.start_mark.line + 1)
-                except TypeError:  # an unhashable key: the constructor below reports it
-                    continue
-                if first != key_node.start_mark.line + 1:
-                    raise yaml.constructor.ConstructorError(
-                        None,
-                        None,
-                        f"duplicate key {key!r} (first on line {first})",
-                        key_node.start_mark,
-                    )
-            return super().construct_mapping(node, deep)
-
-    return yaml, UniqueKeyLoader
+if TYPE_CHECKING:
+    from tracelens.rulebook.index import Index
+    from tracelens.rulebook.prefilter import Prefilter
 
 
 class LoadedRule:
-    """A rule file: its id and prefilter literals at once; the validated rule, its compiled
-    match and its examples on first use (so a thousand rules cost little until one fires)."""
+    """A rule of the set: its id and file at once; the validated rule, its compiled match and
+    its examples on first use (so ten thousand rules cost little until one fires)."""
 
-    __slots__ = ("id", "needs", "reports", "path", "_rule", "_blob", "_matcher", "_examples")
+    __slots__ = ("id", "_path", "_rule", "_source", "_matcher", "_examples")
 
     def __init__(
         self,
-        path: Path,
+        path: Path | str,
         rule: Rule | None = None,
         *,
         rule_id: str = "",
-        needs=(),
-        reports=(),
-        blob: bytes = b"",
+        source: Callable[[], Rule] | None = None,
+        examples: list[Path] | None = None,
     ):
-        self.path = path
+        self._path = path
         self._rule = rule
-        self._blob = blob
+        self._source = source
         self.id = rule.id if rule is not None else rule_id
-        self.needs = list(rule.needs) if rule is not None else list(needs)
-        self.reports: list[tuple[str | None, str | None]] = (
-            [(r.type, r.message) for r in rule.reports] if rule is not None else list(reports)
-        )
-        """(type, message) regexes of the wrappers this rule stands for."""
         self._matcher: Any = None
-        self._examples: list[Path] | None = None
+        self._examples = examples
+
+    @property
+    def path(self) -> Path:
+        """The rule file."""
+        if isinstance(self._path, str):
+            self._path = Path(self._path)
+        return self._path
 
     @property
     def rule(self) -> Rule:
         if self._rule is None:
-            self._rule = pickle.loads(self._blob)
+            assert self._source is not None
+            self._rule = self._source()
         return self._rule
+
+    @property
+    def needs(self) -> list[str | list[str]]:
+        return list(self.rule.needs)
+
+    @property
+    def reports(self) -> list[tuple[str | None, str | None]]:
+        """(type, message) regexes of the wrappers this rule stands for."""
+        return [(r.type, r.message) for r in self.rule.reports]
 
     @property
     def matcher(self) -> Any:
@@ -89,122 +79,15 @@ class LoadedRule:
 
     @property
     def examples(self) -> list[Path]:
-        """Example logs beside the rule file."""
+        """Example logs beside the rule file (``<name>.example*.log``)."""
         if self._examples is None:
-            self._examples = examples_of(self.path)
+            stem = self.path.name[: -len(".yaml")]
+            self._examples = sorted(
+                p
+                for p in self.path.parent.iterdir()
+                if p.name.startswith(f"{stem}.example") and p.name.endswith(".log")
+            )
         return self._examples
-
-
-def shipped_rules_dir() -> Path:
-    """The rules that come with tracelens (inside the wheel, or the source tree)."""
-    here = Path(__file__).resolve().parent.parent  # the tracelens package
-    for cand in (here / "rules", here.parent / "rules"):
-        if cand.is_dir():
-            return cand
-    return here / "rules"
-
-
-def shipped_healthy_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent  # the tracelens package
-    for cand in (here / "corpus" / "healthy", here.parent / "corpus" / "healthy"):
-        if cand.is_dir():
-            return cand
-    return here / "corpus" / "healthy"
-
-
-@lru_cache(maxsize=1)
-def categories() -> frozenset[str]:
-    """The category names rules may use (the shipped list)."""
-    return pack_categories(shipped_rules_dir())
-
-
-def pack_categories(root: Path) -> frozenset[str]:
-    """The categories a rules directory declares in its own ``categories.yaml`` (a user's rule
-    pack may add names; none when it has no such file or it cannot be read). Read when a rule
-    file is validated, which the rule cache makes rare."""
-    yaml, loader = _yaml()
-    path = root / "categories.yaml"
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
-        return frozenset(str(item["name"]) for item in data["categories"])
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError):
-        return frozenset()
-
-
-def _node_line(node, loc: tuple) -> int | None:
-    """Line (1-based) of the YAML node at ``loc`` (a pydantic error location)."""
-    if node is None:
-        return None
-    yaml, _ = _yaml()
-    line = node.start_mark.line + 1
-    for part in loc:
-        if isinstance(node, yaml.MappingNode):
-            for k, v in node.value:
-                if k.value == part:
-                    node = v
-                    line = k.start_mark.line + 1
-                    break
-            else:
-                return line
-        elif (
-            isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value)
-        ):
-            node = node.value[part]
-            line = node.start_mark.line + 1
-        else:
-            return line
-    return line
-
-
-def load_rule_file(path: Path, root: Path) -> Rule:
-    """Parse and validate one rule file; raise :class:`RuleError`."""
-    yaml, loader = _yaml()
-    shown = str(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise RuleError(shown, None, "", f"cannot read ({exc})") from None
-    try:
-        data = yaml.load(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise RuleError(
-            shown,
-            mark.line + 1 if mark else None,
-            "",
-            f"not valid YAML ({getattr(exc, 'problem', exc)})",
-        ) from None
-    if not isinstance(data, dict):
-        raise RuleError(shown, 1, "", "a rule file is a YAML mapping")
-
-    def node():  # composed only when an error needs a line number
-        return yaml.compose(text, Loader=loader)
-
-    try:
-        rule = validate_rule(data)
-    except ValueError as exc:
-        loc, msg = exc.args
-        raise RuleError(
-            shown, _node_line(node(), loc), ".".join(str(p) for p in loc), msg
-        ) from None
-    expected = path.relative_to(root).with_suffix("").as_posix()
-    if rule.id != expected:
-        raise RuleError(
-            shown,
-            _node_line(node(), ("id",)),
-            "id",
-            f"is {rule.id!r} but the file's path says {expected!r}",
-        )
-    cats = categories() | pack_categories(root)
-    if rule.category not in cats:
-        raise RuleError(
-            shown,
-            _node_line(node(), ("category",)),
-            "category",
-            f"{rule.category!r} is not a known category (see rules/categories.yaml, or add it to"
-            " a categories.yaml beside your rules)",
-        )
-    return rule
 
 
 def rule_dirs(extra: list[str] | tuple[str, ...] = ()) -> list[Path]:
@@ -231,97 +114,126 @@ def _distinct(dirs: list[Path]) -> list[Path]:
     return out
 
 
-def _duplicate_error(new: LoadedRule, old: LoadedRule) -> RuleError | None:
-    """A rule whose id a rule of an earlier folder has: an error unless it says
-    ``replaces: true`` (a user's rule never shadows a shipped one by accident)."""
-    if new.rule.replaces:
-        return None
-    return RuleError(
-        str(new.path),
-        None,
-        "id",
-        f"{new.id!r} is also the id of {old.path}; rename the rule, or add 'replaces: true' to replace that one",
-    )
+class _IndexedRules(Sequence[LoadedRule]):
+    """The rules of an index, each :class:`LoadedRule` made on first access."""
+
+    def __init__(self, index: Index):
+        self._index = index
+        self._made: dict[int, LoadedRule] = {}
+
+    def __len__(self) -> int:
+        return len(self._index.ids)
+
+    @overload
+    def __getitem__(self, k: int) -> LoadedRule: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[LoadedRule]: ...
+
+    def __getitem__(self, k: int | slice) -> LoadedRule | list[LoadedRule]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(len(self)))]
+        if k < 0:
+            k += len(self)
+        if not 0 <= k < len(self):
+            raise IndexError(k)
+        lr = self._made.get(k)
+        if lr is None:
+            idx = self._index
+            lr = LoadedRule(
+                idx.paths[k],
+                rule_id=idx.ids[k],
+                source=lambda: idx.model(k),
+                examples=idx.examples(k),
+            )
+            self._made[k] = lr
+        return lr
+
+    def __iter__(self) -> Iterator[LoadedRule]:
+        return (self[k] for k in range(len(self)))
 
 
-def rule_files(root: Path) -> list[Path]:
-    return [Path(p) for p, _st in _rule_entries(root)]
+class _CheckedPrefilter:
+    """The prefilter of a rule set loaded from its index: the files of the rules it picks are
+    stat'ed before they are used, and the set is reloaded when one was edited in place (which
+    leaves its folder's mtime alone)."""
 
+    def __init__(self, ruleset: RuleSet):
+        self._rs = ruleset
 
-def _rule_entries(root: Path) -> list[tuple[str, os.stat_result]]:
-    """(path, stat) of every rule file under ``root``, sorted; one directory walk.
+    @property
+    def literals(self) -> list[str]:
+        return self._rs._index_prefilter().literals
 
-    Only regular files are rule files: a FIFO, socket or device named ``*.yaml`` is never
-    opened (reading one would block or never end), and a folder reached twice through a
-    symbolic link is walked once."""
-    out: list[tuple[str, os.stat_result]] = []
-    stack = [str(root)]
-    seen: set[tuple[int, int]] = set()
-    while stack:
-        folder = stack.pop()
-        try:
-            st = os.stat(folder)
-            if (st.st_dev, st.st_ino) in seen:
-                continue
-            seen.add((st.st_dev, st.st_ino))
-            with os.scandir(folder) as it:
-                for entry in it:
-                    if entry.is_dir():
-                        stack.append(entry.path)
-                    elif (
-                        entry.name.endswith(".yaml")
-                        and entry.name != "categories.yaml"
-                        and entry.is_file()
-                    ):
-                        out.append((entry.path, entry.stat()))
-        except OSError:
-            continue
-    out.sort()
-    return out
+    def present(self, text: str) -> set[str]:
+        return self._rs._index_prefilter().present(text)
 
-
-def examples_of(path: Path) -> list[Path]:
-    stem = path.name[: -len(".yaml")]
-    prefix = f"{stem}.example"
-    return sorted(
-        p for p in path.parent.iterdir() if p.name.startswith(prefix) and p.name.endswith(".log")
-    )
+    def candidates(self, text: str) -> list[int]:
+        ks = self._rs._index_prefilter().candidates(text)
+        if self._rs._reload_if_changed(ks):
+            ks = self._rs._index_prefilter().candidates(text)
+        return ks
 
 
 class RuleSet:
-    """Loaded, compiled rules. A rule of a later directory replaces one of an earlier directory
-    with the same id only when it says ``replaces: true``."""
+    """Loaded rules. A rule of a later directory replaces one of an earlier directory with the
+    same id only when it says ``replaces: true``."""
 
-    def __init__(self, rules: list[LoadedRule], errors: list[RuleError] | None = None):
+    def __init__(self, rules: Sequence[LoadedRule], errors: list[RuleError] | None = None):
         from tracelens.rulebook.prefilter import Prefilter
 
-        self.rules = rules
+        self.rules: Sequence[LoadedRule] = rules
         self.errors = errors or []
-        self.prefilter = Prefilter([lr.needs for lr in rules])
+        self.prefilter: Prefilter | _CheckedPrefilter = Prefilter([lr.needs for lr in rules])
         self.wrappers = [w for lr in rules for w in lr.reports]
-        self._nearest = None  # the nearest-failure index, built on first need
         """(type, message) regexes of every exception or line a symptom rule stands for."""
+        self._nearest = None  # the nearest-failure index, built on first need
+        self._index: Index | None = None
+        self._dirs: list[Path] = []
+        self._cache = True
+
+    @classmethod
+    def from_index(cls, index: Index, dirs: list[Path], cache: bool) -> RuleSet:
+        rs = cls.__new__(cls)
+        rs._nearest = None
+        rs._dirs, rs._cache = dirs, cache
+        rs._use(index)
+        rs.prefilter = _CheckedPrefilter(rs)
+        return rs
+
+    def _use(self, index: Index) -> None:
+        self._index = index
+        self.rules = _IndexedRules(index)
+        self.errors = list(index.errors)
+        self.wrappers = index.wrappers
+        self._ids: dict[str, int] | None = None
+
+    def _index_prefilter(self) -> Prefilter:
+        assert self._index is not None
+        return self._index.prefilter
+
+    def _reload_if_changed(self, ks: list[int]) -> bool:
+        from tracelens.rulebook import index
+
+        if self._index is None or not self._index.changed(ks):
+            return False
+        self._use(index.get(self._dirs, cache=self._cache, every_file=True))
+        self._nearest = None
+        return True
+
+    def with_examples(self) -> list[LoadedRule]:
+        """The rules that have example logs (from the index, without a look at the others)."""
+        if self._index is None:
+            return [lr for lr in self.rules if lr.examples]
+        return [self.rules[k] for k in self._index.with_examples()]
 
     def get(self, rule_id: str) -> LoadedRule | None:
-        for lr in self.rules:
-            if lr.id == rule_id:
-                return lr
-        return None
-
-
-def _cache_path(roots: list[Path]) -> Path | None:
-    from tracelens import __version__
-    from tracelens.paths import cache_home
-    from tracelens.rulebook import model
-
-    base = str(cache_home())
-    if base.startswith("~"):  # no home directory to expand: no cache
-        return None
-    # the rule model's code is part of the key: a cache made by other code is never read
-    code = str(Path(model.__file__).stat().st_mtime_ns)
-    text = "\0".join([__version__, code, *map(str, roots)]).encode()
-    key = f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}"  # zlib: hashlib's import costs more
-    return Path(base) / "tracelens" / f"rules-{key}.pickle"
+        if self._index is None:
+            return next((lr for lr in self.rules if lr.id == rule_id), None)
+        if self._ids is None:
+            self._ids = {rid: k for k, rid in enumerate(self._index.ids)}
+        k = self._ids.get(rule_id)
+        return self.rules[k] if k is not None else None
 
 
 def read_cache(path: Path) -> Any:
@@ -354,84 +266,28 @@ def write_cache(path: Path, obj: Any) -> None:
         pass
 
 
-class _Cache:
-    """Validated rules keyed by file (mtime, size): a rule file is parsed and validated again
-    only when it changed. A cache that cannot be read or written is simply not used."""
+def load(
+    dirs: list[Path] | None = None,
+    *,
+    strict: bool = True,
+    cache: bool = True,
+    every_file: bool = True,
+) -> RuleSet:
+    """Load every rule under ``dirs`` through their compiled index. With ``strict``, the first
+    broken file raises :class:`RuleError`; otherwise errors are collected on the RuleSet.
+    ``every_file``: check each rule file's stamp against the index, not only each folder's (see
+    :mod:`tracelens.rulebook.index` for what the cheaper check misses)."""
+    from tracelens.rulebook import index
 
-    def __init__(self, path: Path | None):
-        self.path = path
-        self.entries: dict[str, tuple] = {}
-        """path -> (mtime_ns, size, id, needs, reports, pickled rule)"""
-        self.dirty = False
-        data = read_cache(path) if path is not None else None
-        if isinstance(data, dict):
-            self.entries = data
-
-    def get(self, path: str, st: os.stat_result) -> tuple[str, list, list, bytes] | None:
-        """(id, needs, reports, pickled rule) of a file whose size and mtime are unchanged."""
-        hit = self.entries.get(path)
-        if hit and len(hit) == 6 and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
-            return hit[2], hit[3], hit[4], hit[5]
-        return None
-
-    def put(self, path: str, st: os.stat_result, rule: Rule) -> None:
-        blob = pickle.dumps(rule, protocol=pickle.HIGHEST_PROTOCOL)
-        reports = [(r.type, r.message) for r in rule.reports]
-        self.entries[path] = (st.st_mtime_ns, st.st_size, rule.id, list(rule.needs), reports, blob)
-        self.dirty = True
-
-    def save(self) -> None:
-        if not self.dirty or self.path is None:
-            return
-        write_cache(self.path, self.entries)
-
-
-def load(dirs: list[Path] | None = None, *, strict: bool = True, cache: bool = True) -> RuleSet:
-    """Load every rule under ``dirs``. With ``strict``, the first broken file raises
-    :class:`RuleError`; otherwise errors are collected on the RuleSet."""
     dirs = _distinct(dirs) if dirs is not None else rule_dirs()
-    by_id: dict[str, LoadedRule] = {}
-    errors: list[RuleError] = []
-    store = _Cache(_cache_path(dirs) if cache else None)
-
-    def add(lr: LoadedRule) -> None:
-        old = by_id.get(lr.id)
-        err = _duplicate_error(lr, old) if old is not None else None
-        if err is not None:
-            if strict:
-                raise err
-            errors.append(err)
-            return  # the earlier rule stays
-        by_id[lr.id] = lr
-
-    for root in dirs:
-        if not root.is_dir():
-            err = RuleError(str(root), None, "", "rules directory not found")
-            if strict:
-                raise err
-            errors.append(err)
-            continue
-        for name, st in _rule_entries(root):
-            hit = store.get(name, st)
-            if hit is not None:
-                rule_id, needs, reports, blob = hit
-                add(
-                    LoadedRule(Path(name), rule_id=rule_id, needs=needs, reports=reports, blob=blob)
-                )
-                continue
-            try:
-                rule = load_rule_file(Path(name), root)
-            except RuleError as err:
-                if strict:
-                    raise
-                errors.append(err)
-                continue
-            store.put(name, st, rule)
-            add(LoadedRule(Path(name), rule))
-    store.save()
-    return RuleSet(list(by_id.values()), errors)
+    idx = index.get(dirs, cache=cache, every_file=every_file)
+    if strict and idx.errors:
+        raise idx.errors[0]
+    return RuleSet.from_index(idx, dirs, cache)
 
 
 @lru_cache(maxsize=8)
 def default_rules(extra: tuple[str, ...] = ()) -> RuleSet:
-    return load(rule_dirs(extra))
+    """The rules a run uses: shipped, ``TRACELENS_RULES`` and ``extra`` folders, checked
+    against their folders' stamps (one stat a folder)."""
+    return load(rule_dirs(extra), every_file=False)

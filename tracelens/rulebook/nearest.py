@@ -62,7 +62,7 @@ def package_of(origin) -> str:
 
 def _examples(ruleset) -> list[tuple[str, os.stat_result, Any]]:
     out = []
-    for lr in ruleset.rules:
+    for lr in ruleset.with_examples():
         for path in lr.examples:
             try:
                 out.append((str(path), path.stat(), lr))

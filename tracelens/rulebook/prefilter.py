@@ -1,38 +1,80 @@
-"""The prefilter: which rules' ``needs`` literals all occur in a log, in one RE2 set search."""
+"""The prefilter: which rules' ``needs`` literals all occur in a log, in one Aho-Corasick pass.
+
+The automaton (pyahocorasick, in C) is built once when the rule index is built and stored in
+it: loading it back for 10,000 rules takes a millisecond or two, where an RE2 set of the same
+literals had to be compiled again by every run (about 55 ms). A literal is present when it
+occurs anywhere in the text, as before.
+"""
 
 from __future__ import annotations
 
-import re2
+from array import array
+from typing import Any
 
 
 class Prefilter:
-    """Which rules' ``needs`` literals all occur in a text: one RE2 set search for all rules."""
+    """Which rules' ``needs`` literals all occur in a text.
+
+    Each rule's ``needs`` is a list of groups; a group holds if any of its literals occurs, a
+    rule is a candidate when every group holds (a rule with no ``needs`` always is)."""
 
     def __init__(self, needs: list[list[str | list[str]]]):
-        # each rule: a list of alternatives groups; a group holds if any literal occurs
-        self.needs = [[[n] if isinstance(n, str) else list(n) for n in ns] for ns in needs]
-        self.literals: list[str] = sorted({lit for ns in self.needs for grp in ns for lit in grp})
-        self._index = {lit: k for k, lit in enumerate(self.literals)}
-        self._set = None
-        if self.literals:
-            s = re2.Set.SearchSet()
-            for lit in self.literals:
-                s.Add(re2.escape(lit))
-            s.Compile()
-            self._set = s
+        groups = [[[n] if isinstance(n, str) else list(n) for n in ns] for ns in needs]
+        self.literals: list[str] = sorted({lit for gs in groups for grp in gs for lit in grp})
+        index = {lit: k for k, lit in enumerate(self.literals)}
+        by_literal: list[list[int]] = [[] for _ in self.literals]
+        self._always = array("l")
+        self._multi: dict[int, tuple[tuple[int, ...], ...]] = {}
+        """The literal groups of rules with more than one group (for the others, any literal
+        present is enough)."""
+        for k, gs in enumerate(groups):
+            if not gs:
+                self._always.append(k)
+                continue
+            ids = [tuple(sorted({index[lit] for lit in grp})) for grp in gs]
+            if len(ids) > 1:
+                self._multi[k] = tuple(ids)
+            for lit in sorted({i for grp in ids for i in grp}):
+                by_literal[lit].append(k)
+        # rules by literal, flattened: rules of literal i are _rules[_starts[i]:_starts[i + 1]]
+        self._starts = array("l", [0])
+        self._rules = array("l")
+        for ks in by_literal:
+            self._rules.extend(ks)
+            self._starts.append(len(self._rules))
+        self._automaton = _automaton(self.literals)
+
+    def _found(self, text: str) -> set[int]:
+        if self._automaton is None:
+            return set()
+        return {k for _end, k in self._automaton.iter(text)}
 
     def present(self, text: str) -> set[str]:
-        """Literals that occur in ``text``. RE2's set search reports every pattern that
-        matches somewhere in one pass."""
-        if self._set is None:
-            return set()
-        found = self._set.Match(text) or []
-        return {self.literals[k] for k in found}
+        """Literals that occur in ``text``."""
+        return {self.literals[k] for k in self._found(text)}
 
     def candidates(self, text: str) -> list[int]:
-        present = self.present(text)
-        return [
-            k
-            for k, ns in enumerate(self.needs)
-            if all(any(lit in present for lit in grp) for grp in ns)
-        ]
+        """Indices of the rules whose ``needs`` hold in ``text``, in rule order."""
+        found = self._found(text)
+        out = set(self._always)
+        starts, rules, multi = self._starts, self._rules, self._multi
+        for lit in found:
+            for k in rules[starts[lit] : starts[lit + 1]]:
+                if k in out:
+                    continue
+                groups = multi.get(k)
+                if groups is None or all(any(i in found for i in grp) for grp in groups):
+                    out.add(k)
+        return sorted(out)
+
+
+def _automaton(literals: list[str]) -> Any:
+    if not literals:
+        return None
+    import ahocorasick
+
+    auto = ahocorasick.Automaton()
+    for k, lit in enumerate(literals):
+        auto.add_word(lit, k)
+    auto.make_automaton()
+    return auto

@@ -1,0 +1,248 @@
+"""The compiled rule index: a run checks it against the rules folders' stamps (one stat a
+folder) and the stamps of the rules its prefilter picks; every change below is picked up, a
+damaged or foreign index is rebuilt without an error, and the prefilter finds the same rules as
+the plain definition of ``needs``."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+import tracelens
+from tracelens.rulebook import index as rule_index
+from tracelens.rulebook.load import load
+from tracelens.rulebook.model import RuleError
+from tracelens.rulebook.prefilter import Prefilter
+
+RULE = """id: {id}
+title: t
+category: gpu-oom
+severity: fatal
+needs: [{needs}]
+match: {{all: [{{line: '{needs}'}}]}}
+root_cause: {cause}
+remedies: [{{title: a}}]
+references: [https://example.org]
+"""
+OLD = time.time_ns() - 3600 * 10**9  # an hour ago: settled stamps
+
+
+def write(root: Path, rule_id: str, needs: str = "boom", cause: str = "first") -> Path:
+    path = root / f"{rule_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(RULE.format(id=rule_id, needs=needs, cause=cause))
+    return path
+
+
+def settle(root: Path) -> None:
+    """Date every folder and file an hour back, as if written long before the run."""
+    for p in [root, *root.rglob("*")]:
+        os.utime(p, ns=(OLD, OLD))
+
+
+@pytest.fixture
+def rules(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "mine"
+    write(root, "x/one")
+    write(root, "x/other", needs="kaboom")
+    settle(root)
+    return root
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """How many rule files were parsed and validated."""
+    count = [0]
+    real = rule_index.load_rule_file
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rule_index, "load_rule_file", counting)
+    return count
+
+
+def cheap(root: Path, **kw):
+    """The rules as a run loads them: checked against the folders' stamps only."""
+    return load([root], every_file=False, strict=False, **kw)
+
+
+def cause_of(rs, text: str = "boom") -> dict[str, str]:
+    """Root causes of the rules the prefilter picks for ``text`` (their files checked first)."""
+    return {rs.rules[k].id: rs.rules[k].rule.root_cause for k in rs.prefilter.candidates(text)}
+
+
+def edit_in_place(root: Path) -> None:
+    path = root / "x" / "one.yaml"
+    with open(path, "r+") as fh:  # same file, same folder mtime: what VS Code or nano do
+        fh.write(RULE.format(id="x/one", needs="boom", cause="second"))
+        fh.truncate()
+
+
+def add(root: Path) -> None:
+    write(root, "x/two")
+
+
+def delete(root: Path) -> None:
+    (root / "x" / "one.yaml").unlink()
+
+
+def rename(root: Path) -> None:
+    (root / "x" / "one.yaml").rename(root / "x" / "three.yaml")
+
+
+def save_by_rename(root: Path) -> None:  # vim, emacs, sed -i: a new file renamed over the old
+    new = root / "x" / ".one.yaml.tmp"
+    new.write_text(RULE.format(id="x/one", needs="boom", cause="second"))
+    new.replace(root / "x" / "one.yaml")
+
+
+def add_folder(root: Path) -> None:
+    write(root, "x/deeper/four")
+
+
+def break_category(root: Path) -> None:
+    (root / "categories.yaml").write_text("categories: [{name: gpu-oom}, {name: mine}]\n")
+    write(root, "x/mine-cat").write_text(
+        RULE.format(id="x/mine-cat", needs="boom", cause="c").replace("gpu-oom", "mine")
+    )
+
+
+@pytest.mark.parametrize(
+    "change,ids,causes,error",
+    [
+        (edit_in_place, {"x/one", "x/other"}, {"x/one": "second"}, None),
+        (save_by_rename, {"x/one", "x/other"}, {"x/one": "second"}, None),
+        (add, {"x/one", "x/other", "x/two"}, {"x/one": "first", "x/two": "first"}, None),
+        (delete, {"x/other"}, {}, None),
+        (rename, {"x/other"}, {}, "three.yaml:1: id: is 'x/one' but the file's path says"),
+        (add_folder, {"x/one", "x/other", "x/deeper/four"}, None, None),
+        (break_category, {"x/one", "x/other", "x/mine-cat"}, None, None),
+    ],
+    ids=lambda v: getattr(v, "__name__", None),
+)
+def test_a_change_to_the_rules_folder_is_picked_up(rules, change, ids, causes, error):
+    before = cheap(rules)
+    assert {lr.id for lr in before.rules} == {"x/one", "x/other"}
+    change(rules)
+    after = cheap(rules)
+    if causes is not None:
+        assert cause_of(after) == causes
+    assert {lr.id for lr in after.rules} == ids
+    errors = [str(e) for e in after.errors]
+    assert any(error in e for e in errors) if error else errors == [], errors
+
+
+def test_an_unchanged_folder_is_not_parsed_again(rules, parses):
+    cheap(rules)
+    assert parses[0] == 2
+    rs = cheap(rules)
+    assert parses[0] == 2
+    assert cause_of(rs) == {"x/one": "first"}  # from the index's stored model
+
+
+def test_only_the_changed_file_is_parsed_again(rules, parses):
+    cheap(rules)
+    add(rules)
+    cheap(rules)
+    assert parses[0] == 3
+
+
+def test_an_in_place_edit_of_a_rule_the_log_does_not_pick_is_seen_by_a_full_check(rules):
+    """The trade-off: a run stats the files of the rules its prefilter picks, not every file;
+    ``every_file`` (the rule commands) sees the rest."""
+    cheap(rules)
+    path = rules / "x" / "other.yaml"
+    with open(path, "r+") as fh:
+        fh.write(RULE.format(id="x/other", needs="boom", cause="now"))
+        fh.truncate()
+    assert cause_of(cheap(rules)) == {"x/one": "first"}
+    assert cause_of(load([rules], strict=False)) == {"x/one": "first", "x/other": "now"}
+
+
+def test_an_edit_in_the_same_timestamp_tick_is_seen(tmp_path, monkeypatch):
+    """A file changed within RACY_NS of the build is stored as unsettled: an edit of the same
+    size that keeps the mtime (a coarse clock) is still seen."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = write(tmp_path / "mine", "x/one", cause="first")
+    st = path.stat()
+    assert cause_of(cheap(tmp_path / "mine")) == {"x/one": "first"}
+    path.write_text(RULE.format(id="x/one", needs="boom", cause="other"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    assert cause_of(cheap(tmp_path / "mine")) == {"x/one": "other"}
+
+
+def _garbage(path: Path) -> None:
+    path.write_bytes(b"\x00not an index" * 100)
+
+
+def _truncated(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+@pytest.mark.parametrize("damage", [_garbage, _truncated, _empty], ids=lambda f: f.__name__)
+def test_a_damaged_index_is_rebuilt_without_an_error(rules, parses, damage):
+    cheap(rules)
+    (path,) = (rules.parent / "cache" / "tracelens").glob("rules-*.index")
+    damage(path)
+    rs = cheap(rules)
+    assert parses[0] == 4 and rs.errors == []
+    assert cause_of(rs) == {"x/one": "first"}
+    assert path.stat().st_size > 1000  # written again
+
+
+def test_another_tracelens_version_builds_its_own_index(rules, parses, monkeypatch):
+    cheap(rules)
+    monkeypatch.setattr(tracelens, "__version__", "0.0.0-other")
+    rs = cheap(rules)
+    assert parses[0] == 4 and cause_of(rs) == {"x/one": "first"}
+
+
+def test_a_broken_rule_raises_on_every_strict_load(rules):
+    (rules / "x" / "one.yaml").write_text("id: x/one\ntitle: [\n")
+    for _ in range(2):  # built, then read back from the index
+        with pytest.raises(RuleError, match="not valid YAML"):
+            load([rules], every_file=False)
+
+
+def test_without_the_cache_the_rules_load_the_same(rules):
+    rs = load([rules], cache=False)
+    assert cause_of(rs) == {"x/one": "first"}
+    assert not (rules.parent / "cache").exists()
+
+
+@pytest.mark.parametrize(
+    "needs,text,expected",
+    [
+        ([["boom"], ["bang"]], "a boom here", [0]),
+        ([["boom", "bang"]], "bang!", []),
+        ([["boom", "bang"]], "bang, boom", [0]),
+        ([[["boom", "bang"]], ["x"]], "bang x", [0, 1]),
+        ([[["boom", "bang"]], ["x"]], "bang", [0]),
+        ([[], ["zzz"]], "anything", [0]),
+        ([["CUDA error"], ["CUDA error: out of memory"]], "CUDA error: out of memory", [0, 1]),
+        ([["error: out"], ["CUDA error"]], "CUDA error: out of memory", [0, 1]),
+        ([["Größe"], ["größe"]], "die Größe", [0]),
+        ([["aaa"], ["aa"]], "aaaa", [0, 1]),
+        ([["a", "b"], ["b"]], "b a", [0, 1]),
+        ([["a", "b"], ["b"]], "a", []),
+    ],
+)
+def test_the_prefilter_picks_the_rules_whose_needs_all_hold(needs, text, expected):
+    def plain(ns) -> bool:
+        groups = [[n] if isinstance(n, str) else n for n in ns]
+        return all(any(lit in text for lit in grp) for grp in groups)
+
+    pf = Prefilter(needs)
+    assert pf.candidates(text) == expected == [k for k, ns in enumerate(needs) if plain(ns)]
