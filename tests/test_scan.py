@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracelens.engine import diagnose, parse_path
-from tracelens.read import scan
+from tracelens.read import multiscan, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
@@ -30,6 +30,15 @@ def big_log(path: Path, crash: bytes, n: int = 6000) -> int:
     data = (head + body).encode() + crash
     path.write_bytes(data)
     return head.count("\n") + n + 1
+
+
+@pytest.fixture(autouse=True, params=["hyperscan", "re2"])
+def engine(request, monkeypatch):
+    """Every test here runs on both scanning engines (tests/test_scan_engines.py compares them)."""
+    if request.param == "hyperscan" and multiscan._choose() != "hyperscan":
+        pytest.skip("hyperscan does not import here")
+    monkeypatch.setattr(multiscan, "ENGINE", request.param)
+    return request.param
 
 
 @pytest.fixture()

@@ -1,8 +1,10 @@
 """Find where the trouble is in a large log without decoding all of it.
 
 A small log (up to :data:`FULL_PARSE_LIMIT`) is parsed whole. A larger one is read once in
-chunks; one linear-time byte search (RE2) finds tracebacks, error lines and fact lines, and
-only windows of bytes around them are decoded and parsed. Memory stays flat in the log's size.
+chunks; a multi-pattern engine (:mod:`tracelens.read.multiscan`: Hyperscan, or RE2 where it
+has no wheel) finds the lines holding a traceback header, an error word or a fact trigger, one
+RE2 search classifies each such line, and only windows of bytes around them are decoded and
+parsed. Memory stays flat in the log's size.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import io
 import os
 import stat
 import sys
+from bisect import bisect_right
 from collections import deque
 from typing import BinaryIO, cast
 
@@ -37,14 +40,23 @@ class InputError(Exception):
 _OPTS = re2.Options()
 _OPTS.log_errors = False
 
-_TB = rb"Traceback \(most recent call last\)|Fatal Python error|Exception Group Traceback"
-_ERR = (
-    rb"ERROR|CRITICAL|FATAL|Error|Exception|error:|Killed|Bus error|Segmentation fault|"
-    rb"core dumped|NCCL WARN|CUDA error|out of memory|Aborted|terminate called|exitcode|"
-    rb"SIGKILL|SIGSEGV|SIGABRT|died unexpectedly|[EF]\d{4} \d\d:\d\d"
+# The one pattern set of the scan, by kind of hit (1: traceback header, 2: error line, 3: fact
+# line). Every pattern matches within one line (tracelens.read.multiscan relies on it).
+_TB_PATTERNS = (
+    rb"Traceback \(most recent call last\)",
+    rb"Fatal Python error",
+    rb"Exception Group Traceback",
 )
-_FACT = b"|".join(FACT_PATTERNS)  # the fact extractors' own triggers (tracelens.facts)
-_ERR += b"|" + b"|".join(re2.escape(t) for t in TRIGGERS)  # the failure lines' own literals
+_ERR_PATTERNS = (
+    *b"ERROR|CRITICAL|FATAL|Error|Exception|error:|Killed|Bus error|Segmentation fault|"
+    b"core dumped|NCCL WARN|CUDA error|out of memory|Aborted|terminate called|exitcode|"
+    b"SIGKILL|SIGSEGV|SIGABRT|died unexpectedly".split(b"|"),
+    rb"[EF]\d{4} \d\d:\d\d",
+    *(re2.escape(t) for t in TRIGGERS),  # the failure lines' own literals
+)
+_FACT_PATTERNS = FACT_PATTERNS  # the fact extractors' own triggers (tracelens.facts)
+PATTERNS = _TB_PATTERNS + _ERR_PATTERNS + _FACT_PATTERNS
+_TB, _ERR, _FACT = (b"|".join(p) for p in (_TB_PATTERNS, _ERR_PATTERNS, _FACT_PATTERNS))
 _TB_ONLY = re2.compile(_TB, _OPTS)
 _TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
 _TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
@@ -224,7 +236,12 @@ def _scan(read_at, start: int, stop: int, nl: bytes = b"\n") -> tuple[list[Hit],
     counted from 1 at ``start``; and the number of line ends (``nl``) in the range.
 
     Each chunk is read from a line start and searched up to its last line end (RE2 with
-    pos/endpos, no copies); the next read starts right after, so no line is ever split."""
+    pos/endpos, no copies); the next read starts right after, so no line is ever split. With
+    Hyperscan, the chunk's match ends are listed first and RE2 starts at the line of the next
+    one, so RE2 reads only the lines that hold a match."""
+    from tracelens.read.multiscan import finder
+
+    find = finder(PATTERNS)
     first_hits: list[Hit] = []
     last_hits: deque[Hit] = deque(maxlen=20000)
     base_off = start
@@ -237,11 +254,20 @@ def _scan(read_at, start: int, stop: int, nl: bytes = b"\n") -> tuple[list[Hit],
         if end == CHUNK and base_off + end < stop:
             cut = chunk.rfind(nl) + 1
             end = cut or end  # a line longer than a chunk is searched in pieces
+        ends = find(chunk, end) if find is not None else None
+        next_end = 0  # index in ``ends`` of the first match ending after ``pos``
         counted = 0
         lstart = 0  # start of the line holding ``pos``
         pos = 0
         while pos < end:
-            m = _TRIGGERS.search(chunk, pos, end)
+            at = pos
+            if ends is not None:
+                next_end = bisect_right(ends, pos, next_end)
+                if next_end == len(ends):
+                    break
+                # no match starts before the line of the first one that ends after ``pos``
+                at = max(pos, chunk.rfind(nl, pos, ends[next_end] - 1) + 1)
+            m = _TRIGGERS.search(chunk, at, end)
             if m is None:
                 break
             # the line start, looking back no further than where this search began
@@ -306,8 +332,11 @@ class Prefetch:
     range and sends its hits back through a pipe."""
 
     def __init__(self, fp: BinaryIO, total: int, workers: int):
+        from tracelens.read.multiscan import finder
+
         self.total = total
         self.nl = line_end_of(fp)
+        finder(PATTERNS)  # built once here, inherited by every child
         cuts = _split(fp, total, workers, self.nl)
         fd = fp.fileno()
         self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)

@@ -1,0 +1,156 @@
+"""Candidate lines of a large log, found by a multi-pattern engine.
+
+The large-log scanner (:mod:`tracelens.read.scan`) looks for one set of patterns: traceback
+headers, error words, the failure table's literals and the fact extractors' triggers. Searched
+as one RE2 alternation, the whole log goes through RE2 (about 800 MB/s a core). Hyperscan
+(the ``hyperscan`` package, whose wheels bundle the library) searches the same set at several
+times that speed; it only says where matches end, and the scanner then runs RE2 from the start
+of each such line, so the hits, their kinds and line numbers are exactly those of the RE2 scan.
+
+The engine is chosen when this module is first imported: Hyperscan when it imports, RE2
+otherwise (no wheel for the platform), or RE2 when the environment sets
+``TRACELENS_SCAN_ENGINE=re2``. :data:`ENGINE` is the choice; setting it to ``"re2"`` (tests
+do) switches later scans of this process to the RE2 path. The scanner imports this module only
+for a log large enough to be scanned, so a small log never pays for importing Hyperscan.
+
+Every pattern must match within one line (no pattern can match ``\\n`` or ``\\r``): the
+scanner starts RE2 at the start of the line where a match ends.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+Finder = Callable[[Any, int], "list[int] | None"]
+"""``find(data, end)``: the sorted end offsets of matches in ``data[:end]``, or ``None``
+when there are too many to be worth listing (the caller then searches every byte with RE2)."""
+
+
+def _choose() -> str:
+    if os.environ.get("TRACELENS_SCAN_ENGINE", "").lower() == "re2":
+        return "re2"
+    try:
+        import hyperscan  # noqa: F401
+    except ImportError:  # no wheel for this platform, or a library it cannot load
+        return "re2"
+    return "hyperscan"
+
+
+ENGINE: str = _choose()
+"""``"hyperscan"`` or ``"re2"``."""
+
+DENSE = 512
+"""A chunk with more than one match per this many bytes (on average) is searched by RE2
+instead: listing every match would then cost more than RE2's one search per line."""
+
+
+def literal(pattern: bytes) -> bytes | None:
+    """The bytes a regex matches when it is a plain literal (letters, digits, spaces and
+    backslash-escaped punctuation), else ``None``.
+
+    >>> literal(rb"Traceback \\(most recent call last\\)"), literal(rb"GPU \\d+:")
+    (b'Traceback (most recent call last)', None)
+    """
+    out = bytearray()
+    i = 0
+    while i < len(pattern):
+        c = pattern[i : i + 1]
+        if c == b"\\":
+            nxt = pattern[i + 1 : i + 2]
+            if not nxt or nxt.isalnum():
+                return None  # \d, \b, \n, ...
+            out += nxt
+            i += 2
+            continue
+        if c in b"[](){}*+?.^$|":
+            return None
+        out += c
+        i += 1
+    return bytes(out)
+
+
+def minimal(patterns: Sequence[bytes]) -> list[bytes]:
+    """The patterns that decide which lines hold a match: a literal that contains another
+    literal of the set is dropped (a line holding ``ERROR: `` holds ``ERROR``); regexes stay."""
+    lits = sorted({x for x in map(literal, patterns) if x is not None}, key=lambda x: (len(x), x))
+    kept: list[bytes] = []
+    for lit in lits:
+        if not any(k in lit for k in kept):
+            kept.append(lit)
+    regexes = sorted({p for p in patterns if literal(p) is None})
+    return [re.escape(k) for k in kept] + regexes
+
+
+_FINDERS: dict[tuple[bytes, ...], Finder | None] = {}
+
+
+def finder(patterns: Sequence[bytes]) -> Finder | None:
+    """A function listing where matches of ``patterns`` end (built once per set and process),
+    or ``None`` on the RE2 path."""
+    if ENGINE != "hyperscan":
+        return None
+    key = tuple(patterns)
+    if key not in _FINDERS:
+        _FINDERS[key] = _hyperscan_finder(minimal(key))
+    return _FINDERS[key]
+
+
+def _hyperscan_finder(exprs: list[bytes]) -> Finder:
+    import hyperscan
+
+    db = _database(exprs)
+    terminated = hyperscan.ScanTerminated
+
+    def find(data: Any, end: int) -> list[int] | None:
+        ends: list[int] = []
+        append = ends.append
+        limit = max(1024, end // DENSE)
+
+        def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
+            append(to)
+            return len(ends) > limit
+
+        with memoryview(data) as view:
+            try:
+                db.scan(view[:end], match_event_handler=on_match)
+            except terminated:
+                return None
+        ends.sort()  # Hyperscan does not promise to report matches in order
+        return ends
+
+    return find
+
+
+def _database(exprs: list[bytes]) -> Any:
+    """The compiled Hyperscan database of ``exprs``: from the cache file when it holds this
+    very set (compiling takes 30-100 ms, loading well under one), else compiled and cached."""
+    import zlib
+
+    import hyperscan
+
+    from tracelens.paths import cache_home
+
+    header = b"\n".join(exprs) + b"\n\n"
+    name = f"scan-{zlib.crc32(header):08x}-hyperscan-{getattr(hyperscan, '__version__', '')}.hsdb"
+    path = cache_home() / "tracelens" / name
+    try:
+        blob = path.read_bytes()
+        if blob.startswith(header):
+            db = hyperscan.loadb(blob[len(header) :], hyperscan.HS_MODE_BLOCK)
+            db.scratch = hyperscan.Scratch(db)  # fails for a database built for another CPU
+            return db
+    except (OSError, hyperscan.error):
+        pass
+    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=0)
+    tmp = path.with_name(f"{name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_bytes(header + hyperscan.dumpb(db))
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache: compile again next time
+        tmp.unlink(missing_ok=True)
+    return db
