@@ -1,30 +1,51 @@
-"""Similar past incidents: fuzzy matching over normalized signatures and messages.
+"""Similar past incidents, best first, and what fixed them.
 
-The answer for a crash no rule knows: which incident it resembles, how often that was seen,
-and what fixed it. Scores are 0–100: rapidfuzz's token-set ratio over the coarse signature
-(rule, exception type, normalized message, innermost frames), a smaller weight on the message,
-and a bonus when the rule or the category agree.
+The answer to "have we seen this before, and what fixed it?". Candidates come from the store's
+full-text index (words of the signature) and the latest incidents of the same rule. Each gets a
+similarity score, 0–100, made of how alike the originating errors are (exception type, the
+normalized first line of the message, the innermost frames) and whether the diagnosis agrees
+(the same rule, else the same category). The order is:
+
+1. the incident with the same fingerprint (the same rule, error and frames: this very failure,
+   seen before), whatever else scores;
+2. then by score, where a resolved incident counts :data:`RESOLVED_BOOST` more (an incident
+   that says what fixed it is worth more than one as alike that does not).
+
+Incidents under ``min_score`` (:data:`DEFAULT_MIN_SCORE`, tuned on pairs of real logs of the
+same failure: ``benchmarks/accuracy_similar.py``, docs/similar.md) are left out.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
-from rapidfuzz import fuzz, process
+from rapidfuzz import fuzz
 
 from tracelens.incidents.signature import signature
 from tracelens.incidents.store import Store
 from tracelens.models import Report
 from tracelens.parse.normalize import normalize
 
+DEFAULT_MIN_SCORE = 60.0
+"""Below this score an incident is not shown as similar (see docs/similar.md)."""
+RESOLVED_BOOST = 10.0
+"""How much more a resolved incident counts when ordering (the score shown is unchanged)."""
+GENERIC_RULES = frozenset({"unrecognized", "-", ""})
+"""Rule ids that name no cause: two incidents sharing one are not alike for that."""
+
 
 @dataclass
 class Query:
     signature: str
+    """The coarse signature text: ``rule | exception type | first line | frames``."""
     message: str
     rule_id: str | None
     category: str | None
+    fingerprint: str | None = None
+    exclude: int | None = None
+    """An incident never similar to itself (the one a stored incident's query comes from)."""
 
 
 def query_of(report: Report) -> Query | None:
@@ -37,7 +58,97 @@ def query_of(report: Report) -> Query | None:
         normalize(sig.message)[:500],
         top.rule_id if top else None,
         top.category if top else None,
+        sig.coarse,
     )
+
+
+def query_of_incident(inc: dict) -> Query:
+    """The query for a stored incident (its own row is left out of the answer)."""
+    return Query(
+        inc.get("signature") or "",
+        normalize(inc.get("message") or "")[:500],
+        inc.get("rule_id"),
+        inc.get("category"),
+        inc.get("fingerprint"),
+        exclude=inc.get("id"),
+    )
+
+
+@dataclass(frozen=True)
+class Parts:
+    """A coarse signature taken apart."""
+
+    rule: str
+    etype: str
+    error: str
+    frames: str
+
+
+def parts(sig: str) -> Parts:
+    """``rule | type | first line | frames`` (the first line may itself hold ``|``)."""
+    pieces = sig.split(" | ")
+    if len(pieces) < 4:
+        return Parts("", "", sig, "")
+    return Parts(pieces[0], pieces[1], " | ".join(pieces[2:-1]), pieces[-1])
+
+
+def _type_score(a: str, b: str) -> float:
+    if not a and not b:
+        return 100.0
+    if not a or not b:
+        return 0.0
+    # torch.OutOfMemoryError and torch.cuda.OutOfMemoryError: the same exception, moved
+    if a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]:
+        return 100.0
+    return fuzz.ratio(a, b)
+
+
+def _specific(rule: str | None) -> str | None:
+    return rule if rule and rule not in GENERIC_RULES else None
+
+
+_QUOTED = re.compile(r"'([^'\s]{2,120})'|`([^`\s]{2,120})`")
+
+
+def _names(error: str) -> set[str]:
+    """The quoted names of an error line (a module, a key, a symbol, a parameter); none when
+    it quotes more than two things (a command line, a list of choices)."""
+    names = {a or b for a, b in _QUOTED.findall(error)}
+    return names if len(names) <= 2 else set()
+
+
+def similarity(
+    q: Query, sig: str, rule_id: str | None, category: str | None, *, _parts: Parts | None = None
+) -> float:
+    """How alike a query's failure is to a stored incident's, 0–100.
+
+    The originating errors are compared first: the error's first line (60 %), the exception
+    type (25 %), the innermost frames (15 %). An empty message says nothing (two empty ones
+    count as alike as their frames); when both lines quote names (a module, a key) and none is
+    the same, the line counts half and the errors are not the same failure. The diagnoses then
+    weigh in: the same rule (the same known cause) lifts the score to ``45 + 0.55 × that``;
+    two different rules (two different known causes) cut it to half; with no rule on one side,
+    the same category adds 5."""
+    a = _parts or parts(q.signature)
+    b = parts(sig)
+    frames = fuzz.token_set_ratio(a.frames, b.frames) if (a.frames and b.frames) else 50.0
+    if a.error and b.error:
+        error = fuzz.token_sort_ratio(a.error, b.error)
+    else:  # an empty message says nothing: a bare AssertionError is like another by its frames
+        error = frames if not (a.error or b.error) and a.frames and b.frames else 0.0
+    mine_names, their_names = _names(a.error), _names(b.error)
+    other_names = bool(mine_names and their_names and not mine_names & their_names)
+    if other_names:
+        error /= 2  # No module named 'triton' is not No module named 'pybase64'
+    text = 0.6 * error + 0.25 * _type_score(a.etype, b.etype) + 0.15 * frames
+    mine, theirs = _specific(q.rule_id), _specific(rule_id)
+    if mine and mine == theirs and not other_names:
+        return 45 + 0.55 * text
+    if mine and theirs:
+        return 0.5 * text
+    if q.category and q.category == category and q.category != "unclassified":
+        text += 5
+    return min(100.0, text)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
@@ -57,46 +168,108 @@ def words(q: Query, limit: int = 32) -> list[str]:
     return out[:limit]
 
 
-def rank(store: Store, q: Query, limit: int = 5, min_score: float = 50.0) -> list[dict]:
-    rows = store.candidates(words(q), q.rule_id)
-    if not rows:
+_COLS = "id, signature, message, rule_id, category"
+
+
+def fix_of(inc: dict) -> str | None:
+    """What fixed an incident, in words: the remedy that worked, the resolution note, else the
+    last attached ticket; ``None`` when nothing says."""
+    said = [s.strip() for s in (inc.get("remedy_worked"), inc.get("resolution_note")) if s]
+    said = [s for k, s in enumerate(said) if s and s not in said[:k]]
+    if said:
+        return " — ".join(said)
+    tickets = inc.get("tickets") or []
+    return tickets[-1]["ref"] if tickets else None
+
+
+def rank(
+    store: Store, q: Query, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+) -> list[dict]:
+    """The ``limit`` incidents most like ``q``, in the order of the module's docstring; when
+    none of them is resolved, the best resolved one further down (at least ``min_score``)
+    comes last: the past fix is never cut off by the limit."""
+    rows = {r[0]: r for r in store.candidates(words(q), q.rule_id)}
+    same: int | None = None
+    if q.fingerprint:
+        row = store.db.execute(
+            f"SELECT {_COLS} FROM incidents WHERE fingerprint = ?", [q.fingerprint]
+        ).fetchone()
+        if row is not None:
+            same = row[0]
+            rows[same] = row
+    a = parts(q.signature)
+    scored: dict[int, float] = {}
+    for inc_id, sig, _message, rule_id, category in rows.values():
+        if inc_id == q.exclude:
+            continue
+        score = similarity(q, sig or "", rule_id, category, _parts=a)
+        if score >= min_score or inc_id == same:
+            scored[inc_id] = score
+    if not scored:
         return []
-    sigs = [r[1] or "" for r in rows]
-    # the index picked candidates; a fuzzy pass over them in C, then a closer look at the best
-    first = process.extract(
-        q.signature,
-        sigs,
-        scorer=fuzz.token_set_ratio,
-        limit=max(limit * 10, 50),
-        score_cutoff=min_score * 0.6,
-    )
-    scored = []
-    for _text, sig_score, k in first:
-        inc_id, _sig, message, rule_id, category = rows[k]
-        msg_score = (
-            fuzz.token_set_ratio(q.message, normalize(message or "")[:500]) if q.message else 0.0
+    marks = ",".join("?" * len(scored))
+    resolved = {
+        r[0]
+        for r in store.db.execute(
+            f"SELECT id FROM incidents WHERE status = 'resolved' AND id IN ({marks})",
+            list(scored),
         )
-        score = 0.75 * sig_score + 0.25 * msg_score
-        if q.rule_id and rule_id == q.rule_id:
-            score += 10
-        elif q.category and category == q.category:
-            score += 5
-        score = min(100.0, score)
-        if score >= min_score:
-            scored.append((score, inc_id))
-    scored.sort(key=lambda t: (-t[0], t[1]))
-    out = []
-    for score, inc_id in scored[:limit]:
-        inc = store.incident(inc_id)
-        inc.pop("occurrences", None)
-        inc["score"] = round(score, 1)
-        out.append(inc)
-    return out
+    }
+    order = sorted(
+        scored,
+        key=lambda i: (i != same, -(scored[i] + (RESOLVED_BOOST if i in resolved else 0.0)), i),
+    )
+    shown = order[:limit]
+    if not resolved & set(shown):
+        shown += [i for i in order[limit:] if i in resolved][:1]
+    return [_entry(store, i, scored[i], i == same, i in resolved) for i in shown]
 
 
-def similar(store: Store, report: Report, limit: int = 5, min_score: float = 50.0) -> list[dict]:
+def _entry(store: Store, inc_id: int, score: float, same: bool, resolved: bool) -> dict:
+    """A similar incident as ``Report.similar`` holds it: the incident's columns, its tickets,
+    and ``score``, ``same_fingerprint``, ``resolved`` and ``fix`` (what fixed it)."""
+    cur = store.db.execute("SELECT * FROM incidents WHERE id = ?", [inc_id])
+    inc = dict(zip([d[0] for d in cur.description], cur.fetchone()))
+    inc["tickets"] = [
+        {"ref": ref, "created_at": at}
+        for ref, at in store.db.execute(
+            "SELECT ref, created_at FROM tickets WHERE incident_id = ? ORDER BY id", [inc_id]
+        )
+    ]
+    inc["score"] = round(score, 1)
+    inc["same_fingerprint"] = same
+    inc["resolved"] = resolved
+    inc["fix"] = fix_of(inc) if resolved else None
+    return inc
+
+
+def similar(
+    store: Store, report: Report, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+) -> list[dict]:
     q = query_of(report)
     return rank(store, q, limit, min_score) if q else []
+
+
+def similar_to_incident(
+    store: Store, incident: Any, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+) -> list[dict]:
+    """The incidents like a stored one (never itself): ``incident`` is its id, or a record or
+    row with an ``id``. None when there is no such incident."""
+    if isinstance(incident, int):
+        inc_id = incident
+    else:
+        inc_id = incident["id"] if isinstance(incident, dict) else incident.id
+    cur = store.db.execute("SELECT * FROM incidents WHERE id = ?", [inc_id])
+    row = cur.fetchone()
+    if row is None:
+        return []
+    inc = dict(zip([d[0] for d in cur.description], row))
+    return rank(store, query_of_incident(inc), limit, min_score)
+
+
+def best_fix(hits: list[dict]) -> dict | None:
+    """The first resolved incident among ``hits`` (ranked best first), or ``None``."""
+    return next((h for h in hits if h.get("resolved")), None)
 
 
 def attach_similar(report: Report, path, limit: int = 5) -> Report:

@@ -163,9 +163,14 @@ def render_text(report: Report, color: bool = False, *, full: bool = False, widt
             ),
         ]
     if report.similar:
+        best = next((h for h in report.similar if h.get("resolved")), None)
+        if best is not None:  # the best past fix: the first resolved incident of the ranking
+            said = best.get("fix") or "resolved, nothing noted"
+            lines += ["", clean(f'fixed before: #{best["id"]} "{best["title"][:80]}" — {said}')]
         lines += ["", "Similar past incidents:"]
         for h in report.similar:
-            fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
+            said = h.get("fix") or h.get("remedy_worked")
+            fix = f" — fixed by: {said}" if said else ""
             lines.append(
                 clean(
                     f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {h['title'][:80]}{fix}"

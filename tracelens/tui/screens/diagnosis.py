@@ -276,6 +276,15 @@ class DiagnosisScreen(Screen):
     def _fill_similar(self) -> None:
         table = self.query_one("#similartable", DataTable)
         table.add_columns("score", "#", "seen", "status", "title", "fixed by")
+        if self.view.incident and not self.view.similar:  # a stored incident: ask the store
+            from tracelens.incidents.similar import similar_to_incident
+
+            store = self.tl.store(create=False)
+            if store is not None:
+                try:
+                    self.view.similar = similar_to_incident(store, self.view.incident)
+                finally:
+                    store.close()
         for h in self.view.similar:
             table.add_row(
                 Text(f"{h['score']:.0f}"),
@@ -283,7 +292,7 @@ class DiagnosisScreen(Screen):
                 Text(str(h["count"])),
                 Text(h["status"]),
                 Text(h["title"][:60]),
-                Text(h.get("remedy_worked") or ""),
+                Text(h.get("fix") or h.get("remedy_worked") or ""),
                 key=str(h["id"]),
             )
 
