@@ -212,3 +212,17 @@ def test_diagnose_without_a_resolved_incident_names_no_fix(tmp_path, capsys):
     assert main(["diagnose", str(NVLS), "--db", str(tmp_path / "db")]) == 0
     out = capsys.readouterr().out
     assert "Similar past incidents:" in out and "fixed before:" not in out
+
+
+def test_the_similar_command_defaults_to_the_tuned_threshold():
+    from tracelens.cli.incidents import similar as command
+
+    option = next(p for p in command.params if p.name == "min_score")
+    assert option.default == DEFAULT_MIN_SCORE
+
+
+def test_the_similar_command_says_what_fixed_each(tmp_path, capsys):
+    twin = nvls_store(tmp_path / "db")
+    assert main(["similar", str(NVLS), "--db", str(tmp_path / "db")]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert f"#{twin} " in first and first.endswith("— fixed by: NCCL_NVLS_ENABLE=0")

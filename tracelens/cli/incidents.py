@@ -303,7 +303,13 @@ def incidents_reopen(incident_id, db_path) -> None:
 @click.argument("log", default="-", metavar="[FILE|-]")
 @db_option
 @click.option("--limit", type=click.IntRange(1, 2**31), default=5, show_default=True)
-@click.option("--min-score", type=float, default=50.0, show_default=True)
+@click.option(
+    "--min-score",
+    type=click.FloatRange(0, 100),
+    default=60.0,
+    show_default=True,
+    help="Leave out incidents that score less (0-100; how 60 was chosen: docs/similar.md).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 @rules_option
 def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
@@ -326,7 +332,7 @@ def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
     if not hits:
         echo("no similar incident")
     for h in hits:
-        fix = f" — fixed by: {h['remedy_worked']}" if h.get("remedy_worked") else ""
+        fix = f" — fixed by: {h['fix']}" if h.get("fix") else ""
         echo(
             f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}"
         )
