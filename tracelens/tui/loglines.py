@@ -1,0 +1,105 @@
+"""The lines of the log reader (:mod:`tracelens.tui.screens.logview`): each with its number,
+process and level, built from a log's records; and how a process is named in a narrow column."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from tracelens.models import ErrorLine, Record, Traceback
+from tracelens.read.logread import clean
+
+LEVEL_RANK = {
+    "TRACE": 0,
+    "DEBUG": 0,
+    "INFO": 1,
+    "NOTICE": 1,
+    "WARNING": 2,
+    "ERROR": 3,
+    "CRITICAL": 4,
+    "FATAL": 4,
+}
+"""A record's level (as the reader names it) -> how severe; a line without one inherits the
+level of the line before it in its process (a message's continuation lines, a traceback under
+an ERROR line)."""
+LEVEL_MARK = ("D", "I", "W", "E", "F")
+FILTERS = (("all levels", 0), ("warning+", 2), ("error+", 3))
+"""What ``l`` cycles through: a name and the least level shown (evidence lines always are)."""
+PROCESS_WIDTH = 14
+"""Cells of the process column at most (the full name is in the status line)."""
+PALETTE = ("cyan", "magenta", "green", "blue", "yellow", "bright_cyan", "bright_magenta", "red")
+"""Colours of the process column, one per process in order of appearance."""
+_PID = re.compile(r"[ ,]*\b(?:pid|ip)=[\w.:]+")
+
+
+@dataclass(slots=True)
+class LogLine:
+    """One line of the reader."""
+
+    number: int
+    """The line number in the log; 0 for a marker of lines that are not there."""
+    text: str
+    process: str = ""
+    level: int = 1
+    evidence: bool = False
+
+
+def short_process(name: str) -> str:
+    """A process name for the narrow column: ``Worker_TP7 pid=48537`` -> ``Worker_TP7``,
+    ``trainer-1 / rank2`` -> ``rank2``.
+
+    >>> short_process("Worker_TP7 pid=48537"), short_process("trainer-1 / rank2")
+    ('Worker_TP7', 'rank2')
+    """
+    short = _PID.sub("", name).strip(" ,()").rsplit(" / ", 1)[-1] or name
+    return short if len(short) <= PROCESS_WIDTH else short[: PROCESS_WIDTH - 1] + "…"
+
+
+def build_lines(
+    records: Iterable[Record],
+    evidence: Iterable[int] = (),
+    tracebacks: Sequence[Traceback] = (),
+    errors: Sequence[ErrorLine] = (),
+    line_count: int = 0,
+) -> list[LogLine]:
+    """The reader's lines from a log's records: levels inherited along each process, the lines
+    of tracebacks and error lines raised to error, and a marker where lines are missing (a
+    stored excerpt, or a large log read only around its trouble)."""
+    marked = set(evidence)
+    severe = {e.line for e in errors}
+    spans = [
+        (tb.start_line, tb.end_line, set(tb.streams or [tb.stream]))
+        for tb in tracebacks
+        if tb.end_line >= tb.start_line
+    ]
+    spans.sort(key=lambda s: s[0])
+    starts = [s[0] for s in spans]
+    last: dict[str, int] = {}
+    out: list[LogLine] = []
+    prev = 0
+    for rec in records:
+        if rec.line > prev + 1:
+            out.append(LogLine(0, f"… lines {prev + 1}-{rec.line - 1} are not kept", level=1))
+        prev = max(prev, rec.line)
+        level = LEVEL_RANK.get(rec.level or "", -1)
+        if level < 0:
+            level = last.get(rec.stream, 1)
+        else:
+            last[rec.stream] = level
+        if rec.line in severe:
+            level = max(level, 3)
+        k = bisect_right(starts, rec.line)
+        while k > 0 and level < 3:
+            k -= 1
+            lo, hi, streams = spans[k]
+            if hi >= rec.line and rec.stream in streams:
+                level = 3
+            if starts[k] < rec.line - 2000:  # tracebacks that far above cannot reach here
+                break
+        text = clean(rec.text).expandtabs(8)
+        out.append(LogLine(rec.line, text, rec.stream, level, rec.line in marked))
+    if line_count > prev:
+        out.append(LogLine(0, f"… lines {prev + 1}-{line_count} are not kept", level=1))
+    return out
