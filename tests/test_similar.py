@@ -182,6 +182,8 @@ def test_similar_to_a_stored_incident_leaves_itself_out(tmp_path):
           {"id": 12, "title": "NVLS failed", "count": 2, "status": "resolved", "score": 70.0, "resolved": True, "fix": None}],
          'fixed before: #12 "NVLS failed" — resolved, nothing noted'),
         ([{"id": 3, "title": "other", "count": 1, "status": "open", "score": 90.0, "resolved": False, "fix": None}], None),
+        ([{"id": 7, "title": "word " * 30, "count": 1, "status": "resolved", "score": 70.0, "resolved": True, "fix": "OPS-7"}],
+         'fixed before: #7 "' + ("word " * 16).rstrip() + '…" — OPS-7'),
     ],
 )  # fmt: skip
 def test_text_report_names_the_best_past_fix(similar_hits, line):

@@ -114,6 +114,11 @@ def _brief(d: Diagnosis, rank: int, color: bool, width: int) -> list[str]:
     )
 
 
+def _cut(title: str, width: int = 80) -> str:
+    """A past incident's title in at most ``width`` characters, cut with an ellipsis."""
+    return title if len(title) <= width else title[: width - 1].rstrip() + "…"
+
+
 def render_text(report: Report, color: bool = False, *, full: bool = False, width: int = 0) -> str:
     """The report for a terminal. Compact by default: the first diagnosis with its evidence,
     top remedies and three references, the others one line each; ``full`` shows everything.
@@ -166,14 +171,14 @@ def render_text(report: Report, color: bool = False, *, full: bool = False, widt
         best = next((h for h in report.similar if h.get("resolved")), None)
         if best is not None:  # the best past fix: the first resolved incident of the ranking
             said = best.get("fix") or "resolved, nothing noted"
-            lines += ["", clean(f'fixed before: #{best["id"]} "{best["title"][:80]}" — {said}')]
+            lines += ["", clean(f'fixed before: #{best["id"]} "{_cut(best["title"])}" — {said}')]
         lines += ["", "Similar past incidents:"]
         for h in report.similar:
             said = h.get("fix") or h.get("remedy_worked")
             fix = f" — fixed by: {said}" if said else ""
             lines.append(
                 clean(
-                    f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {h['title'][:80]}{fix}"
+                    f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {_cut(h['title'])}{fix}"
                 )
             )
     facts = important_facts(report.facts)
