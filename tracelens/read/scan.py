@@ -15,12 +15,14 @@ import stat
 import sys
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Callable
 from typing import BinaryIO, cast
 
 import re2
 
 from tracelens.facts import SCAN_PATTERNS as FACT_PATTERNS
 from tracelens.read.failures import TRIGGERS
+from tracelens.read.windows import Window, windows_around
 
 # Kept light on purpose (no pydantic, no logread; the failure table is RE2 and dataclasses): the CLI starts scanning a large log before
 # it imports the rest of tracelens.
@@ -29,8 +31,6 @@ if False:  # typing only
 
 FULL_PARSE_LIMIT = 8 << 20
 CHUNK = 8 << 20
-WINDOW_BUDGET = 48 << 20
-"""Most bytes of windows parsed from one log."""
 
 
 class InputError(Exception):
@@ -60,19 +60,6 @@ _TB, _ERR, _FACT = (b"|".join(p) for p in (_TB_PATTERNS, _ERR_PATTERNS, _FACT_PA
 _TB_ONLY = re2.compile(_TB, _OPTS)
 _TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
 _TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
-
-# (bytes before, bytes after) each kind of hit
-_CONTEXT = {1: (8 << 10, 256 << 10), 2: (8 << 10, 16 << 10), 3: (0, 512)}
-
-
-class Window:
-    """A byte range to parse; ``anchor`` is the offset of a line whose number is known."""
-
-    __slots__ = ("start", "end", "anchor", "anchor_line")
-
-    def __init__(self, start: int, end: int, anchor: int, anchor_line: int):
-        self.start, self.end, self.anchor, self.anchor_line = start, end, anchor, anchor_line
-
 
 STREAM_LIMIT = 1 << 30
 """Most bytes read from an input of unknown length (stdin, a pipe, a FIFO, a device): an
@@ -296,7 +283,32 @@ def _scan(read_at, start: int, stop: int, nl: bytes = b"\n") -> tuple[list[Hit],
 
 
 def _pread_scan(fd: int, start: int, stop: int, nl: bytes) -> tuple[list[Hit], list[Hit], int]:
-    return _scan(lambda off, n: os.pread(fd, n, off), start, stop, nl)
+    def readinto(view: memoryview, off: int) -> int:
+        if hasattr(os, "preadv"):
+            return os.preadv(fd, [view], off)
+        data = os.pread(fd, len(view), off)
+        view[: len(data)] = data
+        return len(data)
+
+    return _scan(_chunk_reader(readinto), start, stop, nl)
+
+
+def _chunk_reader(readinto) -> Callable[[int, int], bytearray]:
+    """``read_at(offset, n)`` reading each chunk into the same buffer: one chunk in memory at
+    a time (with a new ``bytes`` each time, the last chunk lives on while the next is read)."""
+    buf = bytearray()
+
+    def read_at(off: int, n: int) -> bytearray:
+        nonlocal buf
+        if len(buf) < n:
+            buf = bytearray(n)
+        del buf[n:]
+        with memoryview(buf) as view:
+            got = readinto(view, off)
+        del buf[got:]
+        return buf
+
+    return read_at
 
 
 def _split(fp: BinaryIO, total: int, parts: int, nl: bytes) -> list[int]:
@@ -409,11 +421,15 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
         parts = prefetch.result()
     else:
 
-        def read_at(off: int, n: int) -> bytes:
+        def readinto(view: memoryview, off: int) -> int:
             fp.seek(off)
-            return fp.read(n)
+            if hasattr(fp, "readinto"):  # not SpooledTemporaryFile before Python 3.11
+                return fp.readinto(view) or 0
+            data = fp.read(len(view))
+            view[: len(data)] = data
+            return len(data)
 
-        parts = [_scan(read_at, 0, total, nl)]
+        parts = [_scan(_chunk_reader(readinto), 0, total, nl)]
     hits: list[Hit] = []
     lines_before = 0
     for first, last, newlines in parts:
@@ -422,57 +438,12 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
     if len(hits) > 22000:  # the first hits (startup facts) and the last (the crash)
         hits = hits[:2000] + hits[-20000:]
     line_count = lines_before + (1 if total and not _ends_with(fp, total, nl) else 0)
-    windows: list[Window] = []
-    for off, ln, kind in hits:
-        before, after = _CONTEXT.get(kind, (0, 16 << 10))
-        w = Window(max(0, off - before), min(total, off + after), off, ln)
-        if windows and w.start <= windows[-1].end:
-            windows[-1].end = max(windows[-1].end, w.end)
-        else:
-            windows.append(w)
-    windows = _within_budget(windows)
-    for w in windows:
-        _snap(fp, w, total, nl)
-    return windows, line_count
+    return windows_around(hits, fp, total, nl), line_count
 
 
 def _ends_with(fp: BinaryIO, total: int, nl: bytes) -> bool:
     fp.seek(total - 1)
     return fp.read(1) == nl
-
-
-def _within_budget(windows: list[Window]) -> list[Window]:
-    """Keep the first windows (startup facts) and the last (the crash) within the budget."""
-    if sum(w.end - w.start for w in windows) <= WINDOW_BUDGET:
-        return windows
-    kept_head: list[Window] = []
-    kept_tail: list[Window] = []
-    budget_head, budget_tail = WINDOW_BUDGET // 8, WINDOW_BUDGET - WINDOW_BUDGET // 8
-    for w in windows:
-        if budget_head - (w.end - w.start) < 0:
-            break
-        budget_head -= w.end - w.start
-        kept_head.append(w)
-    for w in reversed(windows[len(kept_head) :]):
-        if budget_tail - (w.end - w.start) < 0:
-            break
-        budget_tail -= w.end - w.start
-        kept_tail.append(w)
-    return kept_head + kept_tail[::-1]
-
-
-def _snap(fp: BinaryIO, w: Window, total: int, nl: bytes) -> None:
-    """Move a window's edges to line boundaries."""
-    if w.start > 0:
-        fp.seek(w.start - 1)
-        probe = fp.read(min(w.anchor - w.start + 1, 1 << 20))
-        at = probe.find(nl)
-        w.start = w.start + at if at >= 0 else w.anchor
-    if w.end < total:
-        fp.seek(w.end)
-        probe = fp.read(1 << 16)
-        at = probe.find(nl)
-        w.end = w.end + at + 1 if at >= 0 else min(total, w.end + len(probe))
 
 
 def read_path(
