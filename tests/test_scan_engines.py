@@ -243,3 +243,20 @@ def test_the_compiled_database_is_cached_and_a_bad_cache_is_rebuilt(cached, tmp_
     db.scan(b"x ERROR GPU 3: y", match_event_handler=lambda *m: found.append(m[2]))
     assert sorted(found) == [7, 14]
     assert path.read_bytes().startswith(b"ERROR\n")  # rewritten when it was bad
+
+
+@pytest.mark.parametrize("large", [False, True], ids=["50KB-log", "9MB-log"])
+def test_hyperscan_is_imported_only_for_a_log_large_enough_to_scan(large, tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "x.log"
+    log.write_bytes(b"INFO request ok\n" * (600_000 if large else 3000) + CRASH)  # > 8 MiB: scanned
+    code = (
+        "import sys; from tracelens.engine import parse_path; doc = parse_path(sys.argv[1]); "
+        "print(doc.full_parse, 'hyperscan' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == [str(not large), str(large and HAS_HYPERSCAN)]

@@ -94,14 +94,14 @@ def finder(patterns: Sequence[bytes]) -> Finder | None:
         return None
     key = tuple(patterns)
     if key not in _FINDERS:
-        _FINDERS[key] = _hyperscan_finder(minimal(key))
+        _FINDERS[key] = _hyperscan_finder(key)
     return _FINDERS[key]
 
 
-def _hyperscan_finder(exprs: list[bytes]) -> Finder:
+def _hyperscan_finder(patterns: Sequence[bytes]) -> Finder:
     import hyperscan
 
-    db = _database(exprs)
+    db = _database(patterns)
     terminated = hyperscan.ScanTerminated
 
     def find(data: Any, end: int) -> list[int] | None:
@@ -124,16 +124,17 @@ def _hyperscan_finder(exprs: list[bytes]) -> Finder:
     return find
 
 
-def _database(exprs: list[bytes]) -> Any:
-    """The compiled Hyperscan database of ``exprs``: from the cache file when it holds this
-    very set (compiling takes 30-100 ms, loading well under one), else compiled and cached."""
+def _database(patterns: Sequence[bytes]) -> Any:
+    """The compiled Hyperscan database of ``patterns``: from the cache file when it was built
+    from this very set (compiling takes 30-100 ms, loading well under one), else compiled and
+    cached."""
     import zlib
 
     import hyperscan
 
     from tracelens.paths import cache_home
 
-    header = b"\n".join(exprs) + b"\n\n"
+    header = b"\n".join(patterns) + b"\n\n"
     name = f"scan-{zlib.crc32(header):08x}-hyperscan-{getattr(hyperscan, '__version__', '')}.hsdb"
     path = cache_home() / "tracelens" / name
     try:
@@ -144,6 +145,7 @@ def _database(exprs: list[bytes]) -> Any:
             return db
     except (OSError, hyperscan.error):
         pass
+    exprs = minimal(patterns)
     db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=0)
     tmp = path.with_name(f"{name}.{os.getpid()}.tmp")
