@@ -20,6 +20,7 @@ LAYERS = [
     ("tracelens.engine",),
     ("tracelens.render",),
     ("tracelens.incidents",),
+    ("tracelens.fleet",),
     ("tracelens.authoring",),
     ("tracelens.tui",),
     ("tracelens.cli", "tracelens.__main__"),

@@ -1,7 +1,7 @@
 """The command line: a thin click layer over the library, one module per command group,
 registered here on the root group (:mod:`tracelens.cli.app`)."""
 
-from tracelens.cli import diagnose, incidents, ingest, rules
+from tracelens.cli import diagnose, incidents, ingest, rules, top
 from tracelens.cli.app import cli, main
 
 for _command in (
@@ -10,6 +10,7 @@ for _command in (
     diagnose.explain,
     rules.rules,
     ingest.ingest,
+    top.top,
     incidents.incidents,
     incidents.similar,
     incidents.ticket,

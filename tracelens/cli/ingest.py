@@ -1,15 +1,17 @@
-"""``tracelens ingest``: many logs into the incident store, each file on its own (a bad file is
-reported and skipped), each log counted once (by its content hash) unless ``--recount``."""
+"""``tracelens ingest``: many logs into the incident store. Each file on its own (a bad file is
+reported and skipped, a file that is not a log is listed and skipped), diagnosed on a process
+pool or on Ray (:mod:`tracelens.fleet`), merged into the store in one transaction by this
+process alone; each log counted once (by its content hash) unless ``--recount``."""
 
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
 from tracelens.cli.app import (
     ANY_PATH,
+    FILE,
     Failure,
     _load_rules,
     db_option,
@@ -21,39 +23,20 @@ from tracelens.cli.app import (
     rules_option,
 )
 
-
-def _shown(path: Path | str) -> str:
-    """A file name as text that can be printed and stored: bytes that are not UTF-8 are
-    shown as escapes (``bad\\xff.log``)."""
-    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+LOCAL_RAY = "local"
 
 
-def _log_hash(path: Path) -> str:
-    """The content hash that makes ingesting the same log twice count it once."""
-    import hashlib
-
-    digest = hashlib.sha256()  # hashlib.file_digest is Python 3.11+; tracelens runs on 3.10
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _ingest_files(paths) -> tuple[list[Path], list[str]]:
-    """The files to ingest, and the paths given that do not exist (reported, not fatal)."""
-    files: list[Path] = []
-    missing: list[str] = []
-    for p in paths:
-        path = Path(p)
-        if path.is_dir():
-            files += sorted(
-                q for q in path.rglob("*") if q.is_file() and q.suffix in (".log", ".txt")
-            )
-        elif path.exists():
-            files.append(path)
-        else:
-            missing.append(f"{_shown(p)}: no such file or directory")
-    return files, missing
+def _ray_address(value: str | None) -> str | None:
+    """``--ray`` alone: local Ray; ``--ray ADDRESS``: a cluster (``ray://HOST:PORT``,
+    ``HOST:PORT`` or ``auto``). A path given after ``--ray`` by mistake is a one-line error."""
+    if value is None or value == LOCAL_RAY:
+        return value
+    if value == "auto" or value.startswith("ray://") or (":" in value and "/" not in value):
+        return value
+    raise Failure(
+        f"--ray {value!r}: not a Ray address (ray://HOST:PORT, HOST:PORT or auto); "
+        "for local Ray put --ray after the paths"
+    )
 
 
 @click.command()
@@ -65,75 +48,141 @@ def _ingest_files(paths) -> tuple[list[Path], list[str]]:
     is_flag=True,
     help="Count a log again even when this same log (same content) was ingested before.",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(1, 1024),
+    default=None,
+    metavar="N",
+    help="Processes that diagnose logs at once (default: this machine's cores; 1: in this "
+    "process).",
+)
+@click.option(
+    "--ray",
+    "ray_address",
+    is_flag=False,
+    flag_value=LOCAL_RAY,
+    default=None,
+    metavar="[ADDRESS]",
+    help="Diagnose on Ray Data: --ray alone starts local Ray, --ray ADDRESS joins a cluster "
+    "(ray://HOST:PORT, HOST:PORT, auto). Paths may be s3:// or gs:// URLs (with s3fs or "
+    "gcsfs installed). Needs pip install 'tracelens[ray]'.",
+)
+@click.option(
+    "--results",
+    "results_path",
+    type=FILE,
+    default=None,
+    help="Also write one row per log (source, verdict, rule, category, fingerprints, facts) "
+    "to this Parquet file (needs pyarrow: the ray extra).",
+)
 @rules_option
-def ingest(paths, db_path, redact_regex, no_redact, recount, rules_dirs) -> None:
-    """Diagnose logs (files, or folders searched for *.log / *.txt) and store them as incidents.
+def ingest(
+    paths,
+    db_path,
+    redact_regex,
+    no_redact,
+    recount,
+    jobs,
+    ray_address,
+    results_path,
+    rules_dirs,
+) -> None:
+    """Diagnose logs (files, or folders searched for *.log, *.txt, *.out, *.err and files
+    without an extension) and store them as incidents.
 
     The same crash seen again increments its incident instead of creating a new one; the same
     log ingested again (same content) counts nothing twice, so an interrupted run can simply be
-    run again. A file that cannot be read or diagnosed is reported and skipped.
+    run again. A file that cannot be read or diagnosed is reported and skipped; so is a file
+    that is not a log (empty, binary, an image, a requirements list, environment variables, a
+    JSON or YAML document), decided from its first bytes. Logs are diagnosed on a process pool
+    (--jobs) or on Ray (--ray); the results go into the store in one transaction.
 
     Example:
 
-        tracelens ingest /var/log/vllm/ crash-0412.log
+        tracelens ingest /var/log/vllm/ crash-0412.log --results runs.parquet
     """
     long_running()
-    from tracelens.engine import parse_path, report
-    from tracelens.incidents.incident import save
+    from tracelens.fleet import pool
+    from tracelens.fleet.results import ResultsError, require_pyarrow, write_parquet
+    from tracelens.fleet.work import Settings, shown
     from tracelens.incidents.store import StoreError
 
-    files, missing = _ingest_files(paths)
-    rules = _load_rules(rules_dirs)
-    redactor = make_redactor(redact_regex, no_redact)
+    address = _ray_address(ray_address)
+    try:
+        if results_path is not None:
+            require_pyarrow()
+        if address is not None:
+            from tracelens.fleet import raydata
+
+            raydata.require_ray()
+            items, missing = raydata.sources(paths)
+        else:
+            files, missing = pool.log_files(paths)
+    except (ResultsError, _fleet_error()) as exc:
+        raise Failure(str(exc)) from None
+    _load_rules(rules_dirs)  # a broken rule is one line here, before any work starts
+    make_redactor(redact_regex, no_redact)  # likewise a bad --redact-regex
     store = open_store(db_path)
     try:
         store.check_integrity()
     except StoreError as exc:  # a damaged database is never written into
         raise Failure(str(exc)) from None
-    counts = {"new": 0, "repeat": 0, "healthy": 0, "already": 0}
-    skipped: list[str] = []
-    with click.progressbar(files, label="ingesting", file=sys.stderr) as bar:
-        for f in bar:
-            outcome = _ingest_one(f, store, rules, redactor, recount, parse_path, report, save)
-            if outcome in counts:
-                counts[outcome] += 1
-            else:
-                skipped.append(outcome)
-    for msg in [*missing, *skipped]:
+    settings = Settings(
+        rules_dirs=tuple(rules_dirs),
+        redact_regex=tuple(redact_regex),
+        no_redact=no_redact,
+        known_db=None if recount or results_path or address else str(store.path),
+        rows=results_path is not None,
+    )
+    rows: list[dict] = []
+    started = False
+    try:
+        if address is not None:
+            started = raydata.start(None if address == LOCAL_RAY else address)
+            outcomes, total = raydata.diagnose_all(items, settings, jobs), len(items)
+        else:
+            outcomes = pool.diagnose_all(files, settings, jobs or pool.default_jobs())
+            total = len(files)
+        with click.progressbar(length=total, label="ingesting", file=sys.stderr) as bar:
+
+            def seen(out) -> None:
+                bar.update(1)
+                if out.row is not None:
+                    rows.append(out.row)
+
+            tally = pool.merge(store, outcomes, recount=recount, seen=seen)
+        if results_path is not None:
+            write_parquet(rows, results_path)
+    except StoreError as exc:
+        raise Failure(str(exc)) from None
+    except (ResultsError, _fleet_error()) as exc:
+        raise Failure(str(exc)) from None
+    finally:
+        if started:
+            import ray
+
+            ray.shutdown()
+    for msg in [*missing, *tally.not_logs, *tally.skipped]:
         echo(f"tracelens: skipped {msg}", err=True)
+    logs = total - len(tally.not_logs)
     echo(
-        f"{len(files)} log(s): {counts['new']} new incident(s), {counts['repeat']} seen before, "
-        f"{counts['healthy']} without a failure, {counts['already']} already ingested, "
-        f"{len(skipped)} skipped ({_shown(store.path)})"
+        f"{logs} log(s): {tally.new} new incident(s), {tally.repeat} seen before, "
+        f"{tally.healthy} without a failure, {tally.already} already ingested, "
+        f"{len(tally.skipped)} skipped ({shown(store.path)})"
+        + (f"; {len(tally.not_logs)} file(s) not a log" if tally.not_logs else "")
         + (f"; {len(missing)} path(s) not found" if missing else "")
+        + (f"; {len(rows)} row(s) in {results_path}" if results_path is not None else "")
     )
     if missing:  # the rest went in; the exit code still says a path was wrong
         sys.exit(2)
 
 
-def _ingest_one(f: Path, store, rules, redactor, recount: bool, parse_path, report, save) -> str:
-    """Ingest one file: its outcome (new, repeat, healthy, already), or why it was skipped.
-    Only a store that cannot be written stops the run."""
-    from tracelens.incidents.store import StoreError
-    from tracelens.read.scan import InputError
+def _fleet_error() -> type[Exception]:
+    """The Ray path's error type, without importing it when Ray is not asked for."""
+    module = sys.modules.get("tracelens.fleet.raydata")
+    return module.FleetError if module is not None else _NoError
 
-    name = _shown(f)
-    try:
-        digest = _log_hash(f)
-        if not recount and store.has_log(digest):
-            return "already"
-        rep = report(parse_path(str(f)), rules)
-        rec = save(store, rep, redactor, source=name, log_hash=digest, recount=recount)
-    except StoreError as exc:
-        raise Failure(str(exc)) from None
-    except InputError as exc:
-        return _shown(str(exc))
-    except OSError as exc:
-        return f"{name}: cannot read ({exc.strerror or exc})"
-    except Exception as exc:  # noqa: BLE001 (a log that breaks the analysis: the others still go in)
-        return f"{name}: could not be diagnosed ({type(exc).__name__}: {exc})"
-    if rec is None:
-        return "healthy"
-    if rec.duplicate:
-        return "already"
-    return "new" if rec.new else "repeat"
+
+class _NoError(Exception):
+    """Never raised: stands for the Ray path's error when that path was not taken."""

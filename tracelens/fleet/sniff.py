@@ -1,0 +1,152 @@
+"""Is this file a log? A cheap look at its first bytes, never at its name alone: a log can be
+called anything (``*.log``, ``*.txt``, ``*.out``, ``*.err``, no extension), and ``ENV.txt`` or
+``requirements.txt`` are not logs.
+
+The check errs towards "a log": a file is skipped only when its first bytes are clearly
+something else (empty, binary, compressed, an image, a JSON document, a requirements list,
+environment variables, a PyTorch environment report, a YAML document). A text file that shows
+any sign of a log (a timestamp or a level at the start of a line, a process tag, a traceback,
+an exception line, a failure line of :mod:`tracelens.read.failures`) is a log, and so is any
+text file larger than :data:`HEAD`: only its first bytes are read, and those of a long log
+may well be a configuration dump.
+
+>>> not_a_log(b"torch==2.5.1\\nvllm>=0.6\\n")
+'a requirements list (package==version lines)'
+>>> not_a_log(b"INFO 09-11 06:20:31 [__init__.py:241] Automatically detected platform cuda.\\n")
+>>> not_a_log(b"")
+'empty'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from tracelens.read.failures import failure_kind
+from tracelens.read.logread import decode, sniff_encoding
+
+HEAD = 64 << 10
+"""Bytes read from the start of a file to decide (a text file larger than this is a log)."""
+SAMPLE = 4 << 10
+"""Bytes looked at for binary content."""
+
+MAGIC: tuple[tuple[int, bytes, str], ...] = (
+    (0, b"\x89PNG\r\n\x1a\n", "a PNG image"),
+    (0, b"\xff\xd8\xff", "a JPEG image"),
+    (0, b"GIF87a", "a GIF image"),
+    (0, b"GIF89a", "a GIF image"),
+    (0, b"II*\x00", "a TIFF image"),
+    (0, b"MM\x00*", "a TIFF image"),
+    (8, b"WEBP", "a WebP image"),
+    (0, b"%PDF-", "a PDF document"),
+    (0, b"PK\x03\x04", "a zip archive"),
+    (0, b"7z\xbc\xaf\x27\x1c", "a 7-zip archive"),
+    (257, b"ustar", "a tar archive"),
+    (0, b"\x1f\x8b", "gzip-compressed (decompress it first)"),
+    (4, b"1AY&SY", "bzip2-compressed (decompress it first)"),
+    (0, b"\xfd7zXZ\x00", "xz-compressed (decompress it first)"),
+    (0, b"\x28\xb5\x2f\xfd", "zstd-compressed (decompress it first)"),
+    (0, b"\x7fELF", "an executable (ELF)"),
+    (0, b"SQLite format 3\x00", "an SQLite database"),
+    (0, b"PAR1", "a Parquet file"),
+    (0, b"\x93NUMPY", "a NumPy array"),
+)
+"""(offset, bytes, what the file is): file formats recognised by their first bytes."""
+
+_BAD = re.compile("[\ufffd\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+"""Characters text does not hold: undecodable bytes and control characters (tab, newline,
+carriage return, form feed and escape are text)."""
+
+_PREFIX = r"^[ \t]*(?:[\w.-]{1,40}[ \t]+\|[ \t]+)?(?:\[[\w .:-]{1,30}[\] ])?"
+"""What may stand before a log line's own start: indentation, a compose service ``vllm-1 |``,
+a bracketed tag such as ``[taskcluster ``."""
+_SIGNAL = re.compile(
+    _PREFIX
+    + r"""(?:
+        [\[(]?\d{4}[-/]\d\d[-/]\d\d(?:[T ]\d\d:\d\d)?   # 2025-07-01T05:05:58
+      | [\[(]?\d\d:\d\d:\d\d                            # 05:05:58
+      | [A-Z][a-z]{2}\ [ \d]\d\ \d\d:\d\d:\d\d          # syslog: Dec  1 10:12:13
+      | [IWEF]\d{4}\ \d\d:\d\d:\d\d                     # glog: I0701 05:05:58
+      | [\[(]?(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)\b
+      | \((?:\w+\ )?pid=\d+\)                           # (APIServer pid=1)
+      | \[(?:rank|RANK)\ ?\d+\]                         # [rank0]:
+      | \[\d+,\d+\]<std                                 # mpirun
+      | Traceback\ \(most\ recent\ call\ last\)
+      | (?:[\w.]+\.)?\w*(?:Error|Exception)\b           # RuntimeError: ...
+      | \S+\.py:\d+:\ \w                                # train.py:12: UserWarning: ...
+    )
+    | \blevel=\w+ | \btime="?\d{4}-                      # logfmt, anywhere
+    """,
+    re.MULTILINE | re.VERBOSE,
+)
+"""Signs of a log: one is enough."""
+
+_COMMENT = re.compile(r"^\s*(?:#.*)?$")
+_REQUIREMENT = re.compile(
+    r"""^\s*(?:
+        -[-\w]+(?:[\s=]\S+)?                                   # -r other.txt, --index-url URL
+      | [A-Za-z0-9][\w.-]*(?:\[[\w,.\ -]*\])?\s*               # name[extra]
+        (?:(?:===|==|>=|<=|~=|!=|<|>)\s*[\w.*+!-]+
+           (?:\s*,\s*(?:===|==|>=|<=|~=|!=|<|>)\s*[\w.*+!-]+)*)?
+        (?:\s*@\s*\S+)?(?:\s*;.*)?
+    )\s*(?:\#.*)?$""",
+    re.VERBOSE,
+)
+_PINNED = re.compile(r"(?:===|==|>=|<=|~=|!=|<|>|\s@\s)")
+_ENV_LINE = re.compile(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
+_YAMLISH = re.compile(r"^(?:---|%YAML|[\w.\"'-]+:(?:\s|$)|- )")
+
+
+def _shape(text: str) -> str | None:
+    """What a text without signs of a log is instead, or None."""
+    body = text.strip()
+    if body[:1] in ("{", "["):
+        try:
+            json.loads(body)
+            return "a JSON document"
+        except ValueError:
+            return None  # JSON lines (one record a line) are a log
+    lines = [ln for ln in body.splitlines() if not _COMMENT.match(ln)]
+    if not lines:
+        return "only comments"
+    if all(_REQUIREMENT.match(ln) for ln in lines) and any(_PINNED.search(ln) for ln in lines):
+        return "a requirements list (package==version lines)"
+    if sum(1 for ln in lines if _ENV_LINE.match(ln)) >= 0.9 * len(lines):
+        return "environment variables (NAME=value lines)"
+    if any(failure_kind(ln) for ln in lines):
+        return None
+    if "Collecting environment information" in body or (
+        "PyTorch version:" in body and "Is debug build:" in body
+    ):
+        return "a PyTorch environment report (collect_env output)"
+    if _YAMLISH.match(lines[0]):
+        import yaml
+
+        try:
+            doc = yaml.load(body, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        except yaml.YAMLError:
+            return None
+        if isinstance(doc, (dict, list)) and len(doc) >= 1:
+            return "a YAML document"
+    return None
+
+
+def not_a_log(head: bytes, size: int | None = None) -> str | None:
+    """Why a file whose first bytes are ``head`` (at most :data:`HEAD` of them; ``size``: the
+    file's whole size, ``len(head)`` when not given) is not a log; ``None`` when it is one."""
+    size = len(head) if size is None else size
+    if size == 0:
+        return "empty"
+    for offset, magic, what in MAGIC:
+        if head[offset : offset + len(magic)] == magic:
+            return what
+    encoding, bom = sniff_encoding(head[:4])
+    sample = head[bom:SAMPLE].decode(encoding, "replace")
+    if len(sample) > 16 and len(_BAD.findall(sample)) > 0.1 * len(sample):
+        return "binary data"
+    text = decode(head[bom:], encoding)
+    if not text.strip():
+        return "blank (only whitespace)" if size <= len(head) else None
+    if size > len(head) or _SIGNAL.search(text):
+        return None
+    return _shape(text)

@@ -1,0 +1,205 @@
+"""One log diagnosed where it is read (in-process, a pool worker, a Ray task), as an
+:class:`Outcome` that the one process writing the incident store merges.
+
+A worker builds its rules and redactor once (:func:`setup`); under ``fork`` it inherits the
+rules the parent already loaded. Everything an outcome carries is already redacted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from tracelens.fleet.sniff import HEAD, not_a_log
+
+WHOLE_LIMIT = 8 << 20
+"""A log up to this size is read into memory once (hash and diagnosis); a larger one is hashed
+as a stream and parsed from the file (only the windows around trouble)."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What every worker needs to diagnose and prepare a log the same way."""
+
+    rules_dirs: tuple[str, ...] = ()
+    redact_regex: tuple[str, ...] = ()
+    no_redact: bool = False
+    known_db: str | None = None
+    """An incident store whose logs (by content hash) are not diagnosed again (read only)."""
+    rows: bool = False
+    """Make a results row (:mod:`tracelens.fleet.results`) for each log."""
+
+
+@dataclass
+class Outcome:
+    """What became of one file."""
+
+    source: str
+    """The file's name as shown and stored (bytes that are not UTF-8 as escapes)."""
+    skipped: str | None = None
+    """Why it was not diagnosed: it cannot be read, or the analysis failed."""
+    not_log: str | None = None
+    """What the file is instead of a log (:func:`tracelens.fleet.sniff.not_a_log`)."""
+    log_hash: str | None = None
+    already: bool = False
+    """Stored before (same content): not diagnosed again."""
+    record: dict[str, Any] | None = None
+    """The arguments of :meth:`~tracelens.incidents.store.Store.record`, redacted; ``None``
+    for a log without a failure."""
+    row: dict[str, Any] | None = field(default=None)
+    """Its results row, when :attr:`Settings.rows`."""
+
+
+def shown(path: Path | str) -> str:
+    """A file name as text that can be printed and stored: bytes that are not UTF-8 are
+    shown as escapes (``bad\\xff.log``)."""
+    return str(path).encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+class _Capture:
+    """Stands in for the store: keeps what :func:`~tracelens.incidents.incident.save` would
+    record, so the worker prepares a log exactly as a direct save does."""
+
+    def __init__(self) -> None:
+        self.fields: dict[str, Any] | None = None
+
+    def record(self, **fields: Any) -> Any:
+        self.fields = fields
+        return None
+
+
+_state: dict[str, Any] = {}
+
+
+def setup(settings: Settings) -> None:
+    """Build this process's rules and redactor (a pool's initializer)."""
+    from tracelens.incidents.redact import Redactor
+    from tracelens.rulebook.load import default_rules
+
+    if _state.get("settings") == settings:
+        return
+    _state.clear()
+    _state["settings"] = settings
+    _state["rules"] = default_rules(tuple(settings.rules_dirs))
+    _state["redactor"] = Redactor(settings.redact_regex, enabled=not settings.no_redact)
+
+
+def _known(digest: str) -> bool:
+    """Whether the store already holds this log (read only; any error: not known)."""
+    import sqlite3
+
+    settings: Settings = _state["settings"]
+    if settings.known_db is None or not os.path.exists(settings.known_db):
+        return False
+    try:
+        if "known" not in _state:
+            uri = Path(settings.known_db).resolve().as_uri() + "?mode=ro"
+            _state["known"] = sqlite3.connect(uri, uri=True, check_same_thread=False)
+        row = (
+            _state["known"]
+            .execute("SELECT 1 FROM occurrences WHERE log_hash = ? LIMIT 1", [digest])
+            .fetchone()
+        )
+    except sqlite3.Error:
+        return False
+    return row is not None
+
+
+def _prepare(outcome: Outcome, rep: Any) -> Outcome:
+    from tracelens.incidents.incident import redact_value, save
+
+    redactor = _state["redactor"]
+    capture = _Capture()
+    save(capture, rep, redactor, outcome.source)  # type: ignore[arg-type]
+    outcome.record = capture.fields
+    if outcome.record is not None:
+        for key in ("seen_at", "log_hash", "recount"):
+            outcome.record.pop(key, None)
+    if _state["settings"].rows:
+        top = rep.diagnoses[0] if rep.diagnoses else None
+        rec = outcome.record or {}
+        outcome.row = {
+            "source": redactor(outcome.source),
+            "log_hash": outcome.log_hash,
+            "verdict": rep.verdict,
+            "rule": top.rule_id if top else None,
+            "category": top.category if top else None,
+            "severity": top.severity if top else None,
+            "title": redactor(top.title) if top else None,
+            "fingerprint": rec.get("fingerprint"),
+            "fingerprint_fine": rec.get("fingerprint_fine"),
+            "facts": json.dumps(
+                redact_value(rep.facts, redactor), sort_keys=True, ensure_ascii=False, default=str
+            ),
+            "error": None,
+        }
+    return outcome
+
+
+def _failed(outcome: Outcome, message: str) -> Outcome:
+    outcome.skipped = message
+    if _state["settings"].rows:
+        outcome.row = {"source": _state["redactor"](outcome.source), "verdict": "error"}
+        outcome.row["error"] = message
+    return outcome
+
+
+def diagnose_data(data: bytes, source: str, size: int | None = None) -> Outcome:
+    """Diagnose a log held in memory (``data``: the whole file)."""
+    from tracelens import engine
+
+    outcome = Outcome(source)
+    reason = not_a_log(data[:HEAD], len(data) if size is None else size)
+    if reason is not None:
+        outcome.not_log = reason
+        return outcome
+    outcome.log_hash = hashlib.sha256(data).hexdigest()
+    if _known(outcome.log_hash):
+        outcome.already = True
+        return outcome
+    try:
+        rep = engine.report(engine.parse(data, source), _state["rules"])
+        return _prepare(outcome, rep)
+    except Exception as exc:  # noqa: BLE001 (a log that breaks the analysis: the others still go in)
+        return _failed(outcome, f"{source}: could not be diagnosed ({type(exc).__name__}: {exc})")
+
+
+def diagnose_path(path: str) -> Outcome:
+    """Diagnose a local file: a small one read once, a large one parsed where it lies."""
+    from tracelens import engine
+    from tracelens.read.scan import InputError
+
+    source = shown(path)
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            head = fh.read(HEAD)
+            if not stat.S_ISREG(st.st_mode) or st.st_size <= WHOLE_LIMIT:
+                data = head + fh.read()
+                return diagnose_data(data, source, len(data))
+            reason = not_a_log(head, st.st_size)
+            if reason is not None:
+                return Outcome(source, not_log=reason)
+            digest = hashlib.sha256(head)
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+    except OSError as exc:
+        return _failed(Outcome(source), f"{source}: cannot read ({exc.strerror or exc})")
+    outcome = Outcome(source, log_hash=digest.hexdigest())
+    if _known(outcome.log_hash or ""):
+        outcome.already = True
+        return outcome
+    try:
+        rep = engine.report(engine.parse_path(path), _state["rules"])
+        return _prepare(outcome, rep)
+    except InputError as exc:
+        return _failed(outcome, shown(str(exc)))
+    except OSError as exc:
+        return _failed(outcome, f"{source}: cannot read ({exc.strerror or exc})")
+    except Exception as exc:  # noqa: BLE001 (a log that breaks the analysis: the others still go in)
+        return _failed(outcome, f"{source}: could not be diagnosed ({type(exc).__name__}: {exc})")
