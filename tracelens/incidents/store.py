@@ -18,8 +18,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import sqlite_utils
+
+from tracelens.incidents import queries
 
 STATUSES = ("open", "resolved", "ignored")
 DOCUMENT_LIMIT = 16 << 20  # bytes of a compressed parsed log (a larger one is not kept)
@@ -123,12 +126,18 @@ def _m5_documents(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m6_indexes(db: sqlite_utils.Database) -> None:
+    # every list, count and similar search is served by an index (tracelens/incidents/queries.py)
+    queries.add_indexes(db.conn)
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m1_initial,
     _m2_severity_and_resolution_time,
     _m3_search_signatures,
     _m4_log_hashes,
     _m5_documents,
+    _m6_indexes,
 )
 """Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
 
@@ -261,14 +270,10 @@ class Store:
         blob = zlib.compress(json.dumps(document).encode(), 6) if document is not None else None
         with self._write():
             if log_hash is not None and not recount:
-                seen = self.db.execute(
-                    "SELECT incident_id, id FROM occurrences WHERE log_hash = ? LIMIT 1", [log_hash]
-                ).fetchone()
+                seen = self.db.execute(*queries.by_log_hash(log_hash)).fetchone()
                 if seen is not None:
                     return Recorded(int(seen[0]), int(seen[1]), False, duplicate=True)
-            row = self.db.execute(
-                "SELECT id FROM incidents WHERE fingerprint = ?", [fingerprint]
-            ).fetchone()
+            row = self.db.execute(*queries.by_fingerprint(fingerprint)).fetchone()
             if row is None:
                 incident_id = (
                     self.db.table("incidents")
@@ -355,15 +360,10 @@ class Store:
 
     def has_log(self, log_hash: str) -> bool:
         """Whether a log with this content hash is already stored."""
-        return (
-            self.db.execute(
-                "SELECT 1 FROM occurrences WHERE log_hash = ? LIMIT 1", [log_hash]
-            ).fetchone()
-            is not None
-        )
+        return self.db.execute(*queries.by_log_hash(log_hash)).fetchone() is not None
 
     def _require(self, incident_id: int) -> dict:
-        rows = list(self.db.query("SELECT * FROM incidents WHERE id = ?", [incident_id]))
+        rows = list(self.db.query(*queries.incident(incident_id)))
         if not rows:
             raise StoreError(f"no incident {incident_id}")
         return rows[0]
@@ -372,25 +372,14 @@ class Store:
         inc = self._require(incident_id)
         inc["occurrences"] = [
             {k: v for k, v in occ.items() if k not in ("excerpt", "report")}
-            for occ in self.db.query(
-                "SELECT * FROM occurrences WHERE incident_id = ? ORDER BY seen_at, id",
-                [incident_id],
-            )
+            for occ in self.db.query(*queries.occurrences(incident_id))
         ]
-        inc["tickets"] = list(
-            self.db.query(
-                "SELECT ref, created_at FROM tickets WHERE incident_id = ? ORDER BY id",
-                [incident_id],
-            )
-        )
+        inc["tickets"] = list(self.db.query(*queries.tickets(incident_id)))
         return inc
 
     def latest_occurrence(self, incident_id: int) -> tuple[str, dict]:
         """(excerpt, report) of the newest occurrence."""
-        row = self.db.execute(
-            "SELECT excerpt, report FROM occurrences WHERE incident_id = ? ORDER BY seen_at DESC, id DESC LIMIT 1",
-            [incident_id],
-        ).fetchone()
+        row = self.db.execute(*queries.latest_occurrence(incident_id)).fetchone()
         if row is None:
             return "", {}
         return zlib.decompress(row[0]).decode("utf-8", "replace"), json.loads(
@@ -398,43 +387,26 @@ class Store:
         )
 
     def incidents(
-        self,
-        *,
-        status: str | None = None,
-        category: str | None = None,
-        since: str | None = None,
-        search: str | None = None,
-        limit: int | None = None,
-        count: bool = False,
+        self, *, limit: int | None = None, count: bool = False, **filters: Any
     ) -> list[dict]:
-        """Incidents matching the filters, most recently seen first; with ``count``, one row
-        ``{"n": N}``: how many match in all."""
-        where: list[str] = []
-        params: list = []
-        if status:
-            where.append("incidents.status = ?")
-            params.append(status)
-        if category:
-            where.append("incidents.category = ?")
-            params.append(category)
-        if since:
-            where.append("incidents.last_seen >= ?")
-            params.append(since)
-        sql = (
-            "SELECT count(*) AS n FROM incidents" if count else "SELECT incidents.* FROM incidents"
-        )
-        if search:
-            sql += " JOIN incidents_fts ON incidents_fts.rowid = incidents.id"
-            where.append("incidents_fts MATCH ?")
-            params.append(_fts_query(search))
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        """Incidents matching the filters (``status``, ``category``, ``rule_id``, ``since``,
+        ``search``), most recently seen first; with ``count``, one row ``{"n": N}``: how many
+        match in all."""
         if count:
-            return list(self.db.query(sql, params))
-        sql += " ORDER BY incidents.last_seen DESC, incidents.id DESC"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        return list(self.db.query(sql, params))
+            return [{"n": self.count(**filters)}]
+        return list(self.db.query(*queries.listing(limit=limit, **filters)))
+
+    def count(self, **filters: Any) -> int:
+        """How many incidents match the filters of :meth:`incidents`."""
+        return int(self.db.execute(*queries.count(**filters)).fetchone()[0])
+
+    def categories(self) -> list[str]:
+        """The categories of the stored incidents, in order."""
+        return [r[0] for r in self.db.execute(*queries.categories())]
+
+    def resolved(self, ids: list[int]) -> set[int]:
+        """Which of these incidents are resolved."""
+        return {r[0] for r in self.db.execute(*queries.resolved_among(ids))} if ids else set()
 
     def _selective(self, words: list[str]) -> tuple[list[str], str]:
         """The words that narrow a search and how to join them: those in at most 2% of
@@ -442,25 +414,18 @@ class Store:
         rarest, AND'ed (only incidents sharing all of them)."""
         if not words:
             return [], "OR"
-        marks = ",".join("?" * len(words))
-        df = dict(
-            self.db.execute(
-                f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", words
-            ).fetchall()
-        )
+        df = dict(self.db.execute(*queries.word_frequencies(words)).fetchall())
         present = [w for w in words if df.get(w)]
-        total = self.db.execute("SELECT max(rowid) FROM incidents").fetchone()[0] or 0
+        total = self.db.execute(*queries.highest_id()).fetchone()[0] or 0
         rare = [w for w in present if df[w] <= max(50, total // 50)]
         if rare:
             return rare, "OR"
         return sorted(present, key=lambda w: df[w])[:3], "AND"
 
-    def listing(self, limit: int | None = None) -> list[dict]:
-        """The columns an incident list shows, most recent first."""
-        cur = self.db.execute(
-            "SELECT id, title, category, rule_id, status, count, last_seen FROM incidents "
-            "ORDER BY last_seen DESC, id DESC" + (f" LIMIT {int(limit)}" if limit else "")
-        )
+    def listing(self, limit: int | None = None, **filters: Any) -> list[dict]:
+        """The columns an incident list shows, most recent first (filters: :meth:`incidents`;
+        ``before``: (last_seen, id) of the previous page's last row)."""
+        cur = self.db.execute(*queries.listing(limit=limit, columns=queries.LISTING, **filters))
         names = [d[0] for d in cur.description]
         return [dict(zip(names, row)) for row in cur]
 
@@ -468,27 +433,12 @@ class Store:
         """(id, signature, message, rule_id, category) of the incidents most likely to resemble
         a failure: those whose signature shares the most words with it (full-text index,
         bm25), and the latest ones of the same rule."""
-        cols = "incidents.id, incidents.signature, incidents.message, incidents.rule_id, incidents.category"
         rows: dict[int, tuple] = {}
         words, join = self._selective(words)
         if words:
-            match = "signature : (" + f" {join} ".join(f'"{w}"' for w in words) + ")"
-            for row in self.db.execute(
-                f"SELECT {cols} FROM incidents_fts JOIN incidents ON incidents.id = incidents_fts.rowid "
-                "WHERE incidents_fts MATCH ? ORDER BY incidents_fts.rank LIMIT ?",
-                [match, limit],
-            ):
+            for row in self.db.execute(*queries.candidates_by_words(words, join, limit)):
                 rows[row[0]] = row
         if rule_id:
-            for row in self.db.execute(
-                f"SELECT {cols} FROM incidents WHERE rule_id = ? ORDER BY last_seen DESC LIMIT ?",
-                [rule_id, limit // 5],
-            ):
+            for row in self.db.execute(*queries.candidates_by_rule(rule_id, limit // 5)):
                 rows.setdefault(row[0], row)
         return list(rows.values())
-
-
-def _fts_query(text: str) -> str:
-    """A user's words as an FTS query: each word quoted, all required."""
-    words = [w.replace('"', '""') for w in text.split() if w]
-    return " ".join(f'"{w}"' for w in words) or '""'

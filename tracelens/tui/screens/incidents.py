@@ -19,6 +19,8 @@ from tracelens.read.logread import clean
 
 SHOWN = 200
 """Rows drawn at once (a screen shows a few dozen); the filter and sorting reach the rest."""
+PAGE = 20_000
+"""Rows read at a time when the filter or a sort needs every incident."""
 COLUMNS = (
     ("last_seen", "Last seen"),
     ("count", "Seen"),
@@ -58,6 +60,13 @@ class IncidentsScreen(Screen):
         self.sort_reverse = True
         self.status: str | None = None
         self.category: str | None = None
+        self.complete = True
+        """Every incident is in ``rows`` (else the first page: filters ask the store)."""
+        self.matched = 0
+        """How many incidents the filters let through."""
+        self._page: tuple[tuple, list[dict], int] | None = None
+        self._generation = 0
+        self._loading = False
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -81,9 +90,14 @@ class IncidentsScreen(Screen):
     # data ---------------------------------------------------------------------------------------
 
     def load(self) -> None:
-        """Show the most recent incidents at once; read the rest in a background thread, so
-        the list is usable immediately even with a very large store."""
-        self.rows, self._haystack = [], None
+        """Show the most recent incidents at once: one page read in index order, the counts and
+        the category list from the store's counts table, so the first screen reads no table
+        whole at any size. Status and category filters ask the store for their first page;
+        every row is read (in pages, in a background thread) only once the word filter or a
+        sort on another column needs them."""
+        self.rows, self._haystack, self._page = [], None, None
+        self.complete, self._loading, self.total = True, False, 0
+        self._generation += 1
         if not (self.tl.db_path and self.tl.db_path.exists()):
             self.refresh_table()
             return
@@ -91,28 +105,56 @@ class IncidentsScreen(Screen):
         if store is None:
             return
         self.rows = store.listing(limit=SHOWN)
-        self.total = store.db.execute("SELECT count(*) FROM incidents").fetchone()[0]
-        cats = [
-            r[0]
-            for r in store.db.execute("SELECT DISTINCT category FROM incidents ORDER BY category")
-        ]
+        self.total = store.count()
+        cats = store.categories()
         store.close()
-        self.query_one("#category", Select).set_options([(c, c) for c in cats if c])
+        self.complete = len(self.rows) >= self.total
+        self.query_one("#category", Select).set_options([(c, c) for c in cats])
         self.refresh_table()
-        if self.total > len(self.rows):
-            self.run_worker(self._load_all, thread=True, exclusive=True, group="load")
 
     def _load_all(self) -> None:
+        """Start reading every incident in the background (once)."""
+        if not (self.complete or self._loading):
+            self._loading = True
+            generation = self._generation
+            self.run_worker(
+                lambda: self._read_all(generation), thread=True, exclusive=True, group="load"
+            )
+
+    def _read_all(self, generation: int) -> None:
         from tracelens.incidents.store import Store
 
         store = Store(self.tl.db_path, create=False)
-        rows = store.listing()
-        store.close()
-        self.app.call_from_thread(self._loaded, rows)
+        rows: list[dict] = []
+        try:
+            while page := store.listing(
+                PAGE, before=(rows[-1]["last_seen"], rows[-1]["id"]) if rows else None
+            ):
+                rows += page
+        finally:
+            store.close()
+        self.app.call_from_thread(self._loaded, rows, generation)
 
-    def _loaded(self, rows: list[dict]) -> None:
-        self.rows, self._haystack = rows, None
-        self.refresh_table()
+    def _loaded(self, rows: list[dict], generation: int) -> None:
+        if generation == self._generation:  # else a reload started since
+            self.rows, self._haystack, self.complete, self._loading = rows, None, True, False
+            self.refresh_table()
+
+    def _first_page(self) -> list[dict]:
+        """The status and category filters' first page and count, from the store's indexes."""
+        key = (self.status, self.category)
+        if not any(key):
+            self.matched = self.total
+            return self.rows
+        if self._page is None or self._page[0] != key:
+            store = self.tl.store(create=False)
+            if store is None:
+                return []
+            rows = store.listing(SHOWN, status=self.status, category=self.category)
+            self._page = (key, rows, store.count(status=self.status, category=self.category))
+            store.close()
+        self.matched = self._page[2]
+        return self._page[1]
 
     @property
     def haystack(self) -> list[str]:
@@ -125,6 +167,12 @@ class IncidentsScreen(Screen):
 
     def visible_rows(self) -> list[dict]:
         query = self.query_one("#filter", Input).value.strip()
+        if not self.complete:
+            if not query and (self.sort_key, self.sort_reverse) == ("last_seen", True):
+                return self._first_page()
+            self._load_all()
+            self.matched = 0
+            return []  # until every row is read
         idx: range | list[int] = range(len(self.rows))
         if len(query) <= 2:  # one or two letters: a plain substring filter, in order
             low = query.lower()
@@ -147,6 +195,7 @@ class IncidentsScreen(Screen):
                 key=lambda r: (r[self.sort_key] is None, r[self.sort_key]),
                 reverse=self.sort_reverse,
             )
+        self.matched = len(rows)
         return rows
 
     def refresh_table(self) -> None:
@@ -164,12 +213,12 @@ class IncidentsScreen(Screen):
             )
             for r in rows[:SHOWN]
         )
-        more = f" (first {SHOWN} shown)" if len(rows) > SHOWN else ""
-        loading = " · loading…" if self.total > len(self.rows) else ""
+        more = f" (first {SHOWN} shown)" if self.matched > SHOWN else ""
+        loading = " · loading…" if self._loading else ""
         empty = "  no incidents yet: press n to diagnose a log" if not self.rows else ""
         self.query_one("#count", Static).update(
             Text(
-                f"{len(rows)} of {max(self.total, len(self.rows))} incidents · sorted by {self.sort_key}{more}{loading}{empty}"
+                f"{self.matched} of {max(self.total, len(self.rows))} incidents · sorted by {self.sort_key}{more}{loading}{empty}"
             )
         )
 
