@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from tracelens.tui.filtering import WordIndex
-from tracelens.tui.layout import fit, rule_columns
+from tracelens.tui.layout import PADDING, SCROLLBAR, fit, rule_columns
 
 LIST_SHARE = 0.5
 """The share of the screen's width the rule list takes (the rule pane takes the rest)."""
@@ -77,7 +77,8 @@ class RulesScreen(Screen):
         if widths == self.widths:
             return
         table = self.query_one(DataTable)
-        table.styles.width = width
+        used = [w for w in widths.values() if w]
+        table.styles.width = min(width, sum(used) + PADDING * len(used) + SCROLLBAR)
         table.clear(columns=True)
         table.add_column("rule", key="rule", width=widths["rule"])
         if widths["category"]:
