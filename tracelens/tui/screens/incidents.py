@@ -1,4 +1,4 @@
-"""The incident list: a table with a fuzzy filter box, sorting, status and category filters."""
+"""The incident list: a table with a word filter box, sorting, status and category filters."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from tracelens.tui.app import TracelensApp
 
-from rapidfuzz import fuzz, process
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,6 +15,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
 from tracelens.read.logread import clean
+from tracelens.tui.filtering import WordIndex
+from tracelens.tui.layout import fit, incident_columns
 
 SHOWN = 200
 """Rows drawn at once (a screen shows a few dozen); the filter and sorting reach the rest."""
@@ -28,6 +29,9 @@ COLUMNS = (
     ("category", "Category"),
     ("title", "Title"),
 )
+"""The table's columns (sort keys) and their headers; widths follow the terminal."""
+STATUS_MARK = {"resolved": "✓", "ignored": "–", "open": ""}
+"""The status column of a narrow terminal: one character."""
 
 
 class IncidentsScreen(Screen):
@@ -39,20 +43,31 @@ class IncidentsScreen(Screen):
     """Past incidents, most recent first."""
 
     BINDINGS = [
-        Binding("enter", "open", "Open", show=False),
-        Binding("slash", "focus_filter", "Filter"),
-        Binding("s", "sort", "Sort"),
-        Binding("f", "cycle_status", "Status"),
-        Binding("n", "new_log", "New log"),
-        Binding("r", "rules", "Rules"),
-        Binding("g", "reload", "Reload"),
-        Binding("escape", "clear_filter", "Clear", show=False),
+        Binding("enter", "open", "Open", show=False, tooltip="open the highlighted incident"),
+        Binding(
+            "slash",
+            "focus_filter",
+            "Filter",
+            tooltip="filter: every word must match the title, category, rule or message",
+        ),
+        Binding("s", "sort", "Sort", tooltip="sort by the next column (or click a header)"),
+        Binding("f", "cycle_status", "Status", tooltip="show open, resolved, ignored or all"),
+        Binding("n", "new_log", "New log", tooltip="diagnose a log (a path or pasted text)"),
+        Binding("r", "rules", "Rules", tooltip="the rules browser"),
+        Binding("g", "reload", "Reload", show=False, tooltip="read the store again"),
+        Binding(
+            "escape",
+            "clear_filter",
+            "Clear",
+            show=False,
+            tooltip="clear the filter and go back to the list",
+        ),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self.rows: list[dict] = []
-        self._haystack: list[str] | None = None
+        self._index: WordIndex | None = None
         self.shown: list[int] = []
         self.total = 0
         """Incident ids in table order."""
@@ -71,21 +86,35 @@ class IncidentsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="filters"):
-            yield Input(placeholder="filter (fuzzy): title, category, rule…", id="filter")
+            yield Input(placeholder="/ filter: words of titles, rules, messages", id="filter")
             yield Select(
                 [(s, s) for s in ("open", "resolved", "ignored")], prompt="status", id="status"
             )
             yield Select([], prompt="category", id="category")
         yield DataTable(id="incidents", cursor_type="row", zebra_stripes=True)
         yield Static(id="count")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
-        for key, label in COLUMNS:
-            table.add_column(label, key=key)
+        self.widths: dict[str, int] = {}
         self.load()
         table.focus()
+
+    def _set_columns(self) -> None:
+        """Columns as wide as the terminal allows: the title takes what the others leave."""
+        category = max((len(r["category"] or "") for r in self.rows), default=8)
+        widths = incident_columns(self.size.width, category)
+        if widths == self.widths:
+            return
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        for key, label in COLUMNS:
+            table.add_column(label if widths[key] > 1 else "✓", key=key, width=widths[key])
+        self.widths = widths
+
+    def on_resize(self) -> None:
+        self.refresh_table()
 
     # data ---------------------------------------------------------------------------------------
 
@@ -95,7 +124,7 @@ class IncidentsScreen(Screen):
         whole at any size. Status and category filters ask the store for their first page;
         every row is read (in pages, in a background thread) only once the word filter or a
         sort on another column needs them."""
-        self.rows, self._haystack, self._page = [], None, None
+        self.rows, self._index, self._page = [], None, None
         self.complete, self._loading, self.total = True, False, 0
         self._generation += 1
         if not (self.tl.db_path and self.tl.db_path.exists()):
@@ -137,7 +166,7 @@ class IncidentsScreen(Screen):
 
     def _loaded(self, rows: list[dict], generation: int) -> None:
         if generation == self._generation:  # else a reload started since
-            self.rows, self._haystack, self.complete, self._loading = rows, None, True, False
+            self.rows, self._index, self.complete, self._loading = rows, None, True, False
             self.refresh_table()
 
     def _first_page(self) -> list[dict]:
@@ -156,14 +185,34 @@ class IncidentsScreen(Screen):
         self.matched = self._page[2]
         return self._page[1]
 
+    def _search_texts(self) -> dict[int, str]:
+        """The stored text the filter searches besides the listed columns (the message, the
+        resolution note and the signature, as the CLI's ``--search``), by incident id."""
+        store = self.tl.store(create=False) if self.tl.db_path else None
+        if store is None:
+            return {}
+        try:
+            return {
+                row[0]: " ".join(x or "" for x in row[1:])
+                for row in store.db.execute(
+                    "SELECT id, message, resolution_note, signature FROM incidents"
+                )
+            }
+        finally:
+            store.close()
+
     @property
-    def haystack(self) -> list[str]:
-        """What the fuzzy filter matches against, built on the first keystroke."""
-        if self._haystack is None:
-            self._haystack = [
-                f"{r['title']} {r['category']} {r.get('rule_id') or ''}" for r in self.rows
-            ]
-        return self._haystack
+    def index(self) -> WordIndex:
+        """The words of each row, built on the first keystroke."""
+        if self._index is None:
+            more = self._search_texts() if self.rows else {}
+            self._index = WordIndex(
+                [
+                    f"{r['title']} {r['category']} {r.get('rule_id') or ''} {more.get(r['id'], '')}"
+                    for r in self.rows
+                ]
+            )
+        return self._index
 
     def visible_rows(self) -> list[dict]:
         query = self.query_one("#filter", Input).value.strip()
@@ -173,24 +222,13 @@ class IncidentsScreen(Screen):
             self._load_all()
             self.matched = 0
             return []  # until every row is read
-        idx: range | list[int] = range(len(self.rows))
-        if len(query) <= 2:  # one or two letters: a plain substring filter, in order
-            low = query.lower()
-            idx = [k for k, h in enumerate(self.haystack) if low in h.lower()] if query else idx
-        else:
-            hits = process.extract(
-                query, self.haystack, scorer=fuzz.WRatio, score_cutoff=60, limit=None
-            )
-            idx = [k for _text, _score, k in sorted(hits, key=lambda h: -h[1])]
+        idx: range | list[int] = self.index.search(query) if query else range(len(self.rows))
         rows = [self.rows[k] for k in idx]
         if self.status:
             rows = [r for r in rows if r["status"] == self.status]
         if self.category:
             rows = [r for r in rows if r["category"] == self.category]
-        if not query and (self.sort_key, self.sort_reverse) != (
-            "last_seen",
-            True,
-        ):  # else: already in order
+        if (self.sort_key, self.sort_reverse) != ("last_seen", True):  # else: already in order
             rows.sort(
                 key=lambda r: (r[self.sort_key] is None, r[self.sort_key]),
                 reverse=self.sort_reverse,
@@ -199,17 +237,22 @@ class IncidentsScreen(Screen):
         return rows
 
     def refresh_table(self) -> None:
+        self._set_columns()
         table = self.query_one(DataTable)
         table.clear()
         rows = self.visible_rows()
         self.shown = [r["id"] for r in rows[:SHOWN]]
+        w = self.widths
         table.add_rows(
             (
                 Text((r["last_seen"] or "")[5:16].replace("T", " ")),
                 Text(str(r["count"]), justify="right"),
-                Text(r["status"], style="green" if r["status"] == "resolved" else ""),
-                Text((r["category"] or "")[:24]),
-                Text(clean(r["title"] or "")),
+                Text(
+                    fit(r["status"], w["status"]) if w["status"] > 1 else STATUS_MARK[r["status"]],
+                    style="green" if r["status"] == "resolved" else "",
+                ),
+                Text(fit(r["category"] or "", w["category"])),
+                Text(fit(clean(r["title"] or ""), w["title"])),
             )
             for r in rows[:SHOWN]
         )
@@ -254,6 +297,10 @@ class IncidentsScreen(Screen):
         table = self.query_one(DataTable)
         if table.row_count:
             self.tl.open_incident(self.shown[table.cursor_row])
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` only where it moves to the filter (in the box it is typed)."""
+        return not (action == "focus_filter" and isinstance(self.focused, Input))
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
