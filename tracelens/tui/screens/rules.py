@@ -134,6 +134,11 @@ class RulesScreen(Screen):
         pane = self.query_one("#rule-pane", VerticalScroll)
         (pane.scroll_page_down if step > 0 else pane.scroll_page_up)()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``/`` only where it moves to the search box (in the box it is typed, and the footer
+        does not offer it)."""
+        return not (action == "focus_search" and isinstance(self.focused, Input))
+
     def action_focus_search(self) -> None:
         self.query_one("#search", Input).focus()
 
