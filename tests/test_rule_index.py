@@ -163,6 +163,7 @@ def test_an_in_place_edit_of_a_rule_the_log_does_not_pick_is_seen_by_a_full_chec
         fh.truncate()
     assert cause_of(cheap(rules)) == {"x/one": "first"}
     assert cause_of(load([rules], strict=False)) == {"x/one": "first", "x/other": "now"}
+    assert cause_of(cheap(rules)) == {"x/one": "first", "x/other": "now"}  # index updated
 
 
 def test_an_edit_in_the_same_timestamp_tick_is_seen(tmp_path, monkeypatch):
