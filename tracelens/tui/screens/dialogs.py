@@ -9,24 +9,13 @@ if TYPE_CHECKING:
 
 from pathlib import Path
 
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Select, Static, TextArea
-
-HELP = """\
-Everywhere        ?  this help      ctrl+t  light/dark theme      q  quit
-Incident list     /  filter (fuzzy)   s  sort   f  status filter   enter  open
-                  n  new log (path or pasted text)   r  rules browser   g  reload
-Diagnosis         1-5  tabs (diagnosis, log, traceback, facts, similar)
-                  c  copy the highlighted command   e / E  next / previous evidence line
-                  s  save as incident   x  mark resolved   a  attach ticket   t  export ticket
-                  escape  back
-Rules             type to search   enter  read the rule   o  open its examples, one per press
-Dialogs           enter  confirm   escape  cancel
-"""
 
 
 class _Dialog(ModalScreen):
@@ -58,11 +47,44 @@ class _Form(_Dialog):
 
 
 class HelpScreen(_Dialog):
+    """Every key, by screen: made from the screens' bindings (see :mod:`tracelens.tui.keys`)."""
+
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with Vertical(classes="dialog", id="help"):
             yield Label(Text("Keys", style="bold"))
-            yield Static(Text(HELP))
+            with VerticalScroll(id="help-keys"):
+                yield Static(self.table())
             yield Button("Close", id="close")
+
+    def on_mount(self) -> None:
+        self.query_one("#help-keys").focus()  # Up/Down/PgDn scroll the keys at 80x24
+
+    def table(self) -> Table:
+        from tracelens.tui.app import TracelensApp
+        from tracelens.tui.keys import help_sections
+        from tracelens.tui.screens.diagnosis import DiagnosisScreen
+        from tracelens.tui.screens.incidents import IncidentsScreen
+        from tracelens.tui.screens.logview import LogReader
+        from tracelens.tui.screens.rules import RulesScreen
+
+        owners = [
+            ("Everywhere", TracelensApp),
+            ("Incident list", IncidentsScreen),
+            ("Diagnosis", DiagnosisScreen),
+            ("Log (tab 2)", LogReader),
+            ("Rules", RulesScreen),
+            ("Dialogs", None),
+        ]
+        table = Table(show_header=False, box=None, expand=True, padding=(0, 1))
+        table.add_column("key", no_wrap=True, style="bold", min_width=9)
+        table.add_column("what", ratio=1)
+        for k, (title, rows) in enumerate(help_sections(owners, self.app.get_key_display)):
+            table.add_row(Text(title, style="bold underline"), "", end_section=False)
+            for key, what in rows:
+                table.add_row(Text(key), Text(what))
+            if k < len(owners) - 1:
+                table.add_row("", "")
+        return table
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         self.dismiss(None)
@@ -147,13 +169,24 @@ class AttachScreen(_Form):
 
 
 class ExportScreen(_Form):
-    """Write a ticket body to a file and copy it to the clipboard (OSC 52 where the terminal
-    supports it)."""
+    """Write a ticket body to a file the dialog names in full (a folder is shown, and can be
+    changed) and send it to the clipboard (OSC 52, which a terminal may ignore)."""
 
-    def __init__(self, view) -> None:
+    EXT = {"markdown": "md", "jira": "txt", "json": "json"}
+
+    def __init__(self, view, folder: Path | None = None) -> None:
         super().__init__()
         self.view = view
         self.text = ""
+        self.folder = (folder or Path.cwd()).resolve()
+        """Where the ticket goes unless the user says otherwise (the current directory)."""
+        self.confirm_replace: Path | None = None
+        """A file that exists: the next Enter on the same path replaces it."""
+
+    def default_name(self, fmt: str = "markdown") -> str:
+        inc = self.view.incident
+        stem = f"tracelens-incident-{inc.id}" if inc is not None else "tracelens-ticket"
+        return f"{stem}.{self.EXT[fmt]}"
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -164,15 +197,31 @@ class ExportScreen(_Form):
                 allow_blank=False,
                 id="format",
             )
-            yield Input(value="tracelens-ticket.md", id="path")
+            yield Label(Text("Write to (a file, or a folder for the name shown):"))
+            yield Input(value=str(self.folder / self.default_name()), id="path")
             with Horizontal(classes="buttons"):
                 yield Button("Write and copy", id="ok", variant="primary")
                 yield Button("Cancel", id="cancel")
 
+    def on_mount(self) -> None:
+        self.query_one("#path", Input).focus()  # enter writes where it says
+
     def on_select_changed(self, event: Select.Changed) -> None:
-        ext = {"markdown": "md", "jira": "txt", "json": "json"}[str(event.value)]
         inp = self.query_one("#path", Input)
-        inp.value = str(Path(inp.value).with_suffix("." + ext))
+        inp.value = str(Path(inp.value).with_suffix("." + self.EXT[str(event.value)]))
+
+    def target(self) -> Path | str:
+        """The file to write (absolute), or one line saying why there is none."""
+        fmt = str(self.query_one("#format", Select).value)
+        given = self.query_one("#path", Input).value.strip()
+        path = Path(given).expanduser() if given else self.folder
+        if not path.is_absolute():
+            path = self.folder / path
+        if path.is_dir():
+            path = path / self.default_name(fmt)
+        if not path.parent.is_dir():
+            return f"{path.parent}: no such folder"
+        return path.resolve()
 
     def _ok(self) -> None:
         from tracelens.incidents.incident import excerpt as make_excerpt
