@@ -17,7 +17,9 @@ import sqlite3
 
 SQL = tuple[str, list]
 
-LISTING = "id, title, category, rule_id, status, count, last_seen"
+LISTING = ", ".join(
+    f"incidents.{c}" for c in ("id", "title", "category", "rule_id", "status", "count", "last_seen")
+)
 """The columns an incident list shows."""
 CANDIDATE = (
     "incidents.id, incidents.signature, incidents.message, incidents.rule_id, incidents.category"

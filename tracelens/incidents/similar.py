@@ -207,14 +207,7 @@ def rank(
             scored[inc_id] = score
     if not scored:
         return []
-    marks = ",".join("?" * len(scored))
-    resolved = {
-        r[0]
-        for r in store.db.execute(
-            f"SELECT id FROM incidents WHERE status = 'resolved' AND id IN ({marks})",
-            list(scored),
-        )
-    }
+    resolved = store.resolved(list(scored))
     order = sorted(
         scored,
         key=lambda i: (i != same, -(scored[i] + (RESOLVED_BOOST if i in resolved else 0.0)), i),
