@@ -7,9 +7,12 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
-from tracelens.models import ErrorLine, Record, Traceback
-from tracelens.read.logread import clean
+from rich.cells import cell_len
+
+from tracelens.models import Document, ErrorLine, Record, Traceback
+from tracelens.read.logread import records_from_bytes
 
 LEVEL_RANK = {
     "TRACE": 0,
@@ -46,6 +49,11 @@ class LogLine:
     evidence: bool = False
 
 
+def width(text: str) -> int:
+    """Terminal cells of a line (``len`` for ASCII, the common case, which is much faster)."""
+    return len(text) if text.isascii() else cell_len(text)
+
+
 def short_process(name: str) -> str:
     """A process name for the narrow column: ``Worker_TP7 pid=48537`` -> ``Worker_TP7``,
     ``trainer-1 / rank2`` -> ``rank2``.
@@ -64,7 +72,8 @@ def build_lines(
     errors: Sequence[ErrorLine] = (),
     line_count: int = 0,
 ) -> list[LogLine]:
-    """The reader's lines from a log's records: levels inherited along each process, the lines
+    """The reader's lines from a log's records (their text is clean already: the reader
+    removed control sequences, :func:`tracelens.read.logread.clean`): levels inherited along each process, the lines
     of tracebacks and error lines raised to error, and a marker where lines are missing (a
     stored excerpt, or a large log read only around its trouble)."""
     marked = set(evidence)
@@ -98,8 +107,43 @@ def build_lines(
                 level = 3
             if starts[k] < rec.line - 2000:  # tracebacks that far above cannot reach here
                 break
-        text = clean(rec.text).expandtabs(8)
+        text = rec.text if "\t" not in rec.text else rec.text.expandtabs(8)
         out.append(LogLine(rec.line, text, rec.stream, level, rec.line in marked))
     if line_count > prev:
         out.append(LogLine(0, f"… lines {prev + 1}-{line_count} are not kept", level=1))
+    return out
+
+
+WHOLE_FILE_LIMIT = 32 << 20
+"""Bytes of a large log's file read again for the reader (about two seconds of reading)."""
+
+
+def whole_records(doc: Document) -> list[Record] | None:
+    """Every line of a log that was parsed only around its trouble (a log larger than the
+    size parsed whole): its file read again, the parsed lines kept as they are; ``None`` when
+    the log was parsed whole, or its file is gone, changed, larger than
+    :data:`WHOLE_FILE_LIMIT` or not UTF-8."""
+    if doc.full_parse or doc.encoding != "utf-8" or doc.size > WHOLE_FILE_LIMIT:
+        return None
+    path = Path(doc.source)
+    try:
+        if not path.is_file() or path.stat().st_size != doc.size:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    parsed: dict[int, list[Record]] = {}
+    for rec in doc.records:
+        parsed.setdefault(rec.line, []).append(rec)
+    out: list[Record] = []
+    taken = 0  # the line last taken from the parsed records (its other segments are skipped)
+    for rec in records_from_bytes(data):
+        if rec.line == taken:
+            continue
+        kept = parsed.pop(rec.line, None)
+        if kept is None:
+            out.append(rec)
+        else:
+            out.extend(kept)
+            taken = rec.line
     return out
