@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import save
 from tracelens.incidents.redact import Redactor
@@ -21,9 +23,9 @@ LOGS = [
 ]
 
 
-def make_store(path: Path) -> Path:
+def make_store(path: Path, logs: list[Path] = LOGS) -> Path:
     store = Store(path)
-    for k, log in enumerate(LOGS):
+    for k, log in enumerate(logs):
         rep = diagnose(log.read_bytes(), source=log.name)
         save(store, rep, Redactor(), log.name, seen_at=f"2025-06-{k + 1:02d}T10:00:00+00:00")
     store.close()
@@ -32,3 +34,10 @@ def make_store(path: Path) -> Path:
 
 def seed_report():
     return diagnose(SEED.read_bytes(), source="the-fp8-kv-cache-wall.log")
+
+
+@pytest.fixture(autouse=True)
+def own_config(tmp_path, monkeypatch):
+    """Each test its own config dir: the app remembers the theme there, never in the user's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    return tmp_path / "config"

@@ -32,6 +32,9 @@ COLUMNS = (
 """The table's columns (sort keys) and their headers; widths follow the terminal."""
 STATUS_MARK = {"resolved": "✓", "ignored": "–", "open": ""}
 """The status column of a narrow terminal: one character."""
+INDEX_IN_BACKGROUND = 5_000
+"""From this many incidents on, the filter's word index is built in a background thread (about
+3 s of CPU for 100,000 incidents, benchmarks/README.md); the list says "indexing…" meanwhile."""
 
 
 class IncidentsScreen(Screen):
@@ -68,6 +71,7 @@ class IncidentsScreen(Screen):
         super().__init__()
         self.rows: list[dict] = []
         self._index: WordIndex | None = None
+        self._indexing = False
         self.shown: list[int] = []
         self.total = 0
         """Incident ids in table order."""
@@ -187,9 +191,15 @@ class IncidentsScreen(Screen):
 
     def _search_texts(self) -> dict[int, str]:
         """The stored text the filter searches besides the listed columns (the message, the
-        resolution note and the signature, as the CLI's ``--search``), by incident id."""
-        store = self.tl.store(create=False) if self.tl.db_path else None
-        if store is None:
+        resolution note and the signature, as the CLI's ``--search``), by incident id; none
+        where the store cannot be read (the listed columns are still searched)."""
+        import sqlite3
+
+        from tracelens.incidents.store import Store, StoreError
+
+        try:
+            store = Store(self.tl.db_path, create=False)
+        except StoreError:
             return {}
         try:
             return {
@@ -198,21 +208,43 @@ class IncidentsScreen(Screen):
                     "SELECT id, message, resolution_note, signature FROM incidents"
                 )
             }
+        except sqlite3.Error:
+            return {}
         finally:
             store.close()
 
-    @property
-    def index(self) -> WordIndex:
-        """The words of each row, built on the first keystroke."""
+    def _build_index(self, rows: list[dict]) -> WordIndex:
+        more = self._search_texts() if rows and self.tl.db_path else {}
+        return WordIndex(
+            [
+                f"{r['title']} {r['category']} {r.get('rule_id') or ''} {more.get(r['id'], '')}"
+                for r in rows
+            ]
+        )
+
+    def word_index(self) -> WordIndex | None:
+        """The words of each row, built on the first keystroke (in a background thread for a
+        large store: ``None`` until it is ready)."""
         if self._index is None:
-            more = self._search_texts() if self.rows else {}
-            self._index = WordIndex(
-                [
-                    f"{r['title']} {r['category']} {r.get('rule_id') or ''} {more.get(r['id'], '')}"
-                    for r in self.rows
-                ]
-            )
+            if len(self.rows) < INDEX_IN_BACKGROUND:
+                self._index = self._build_index(self.rows)
+            elif not self._indexing:
+                self._indexing = True
+                rows, generation = self.rows, self._generation
+                self.run_worker(
+                    lambda: self._index_in_thread(rows, generation), thread=True, group="index"
+                )
         return self._index
+
+    def _index_in_thread(self, rows: list[dict], generation: int) -> None:
+        index = self._build_index(rows)
+        self.app.call_from_thread(self._indexed, index, rows, generation)
+
+    def _indexed(self, index: WordIndex, rows: list[dict], generation: int) -> None:
+        self._indexing = False
+        if generation == self._generation and rows is self.rows:  # else: read again since
+            self._index = index
+        self.refresh_table()
 
     def visible_rows(self) -> list[dict]:
         query = self.query_one("#filter", Input).value.strip()
@@ -222,7 +254,13 @@ class IncidentsScreen(Screen):
             self._load_all()
             self.matched = 0
             return []  # until every row is read
-        idx: range | list[int] = self.index.search(query) if query else range(len(self.rows))
+        idx: range | list[int] = range(len(self.rows))
+        if query:
+            index = self.word_index()
+            if index is None:
+                self.matched = 0
+                return []  # until the index is built
+            idx = index.search(query)
         rows = [self.rows[k] for k in idx]
         if self.status:
             rows = [r for r in rows if r["status"] == self.status]
@@ -257,7 +295,7 @@ class IncidentsScreen(Screen):
             for r in rows[:SHOWN]
         )
         more = f" (first {SHOWN} shown)" if self.matched > SHOWN else ""
-        loading = " · loading…" if self._loading else ""
+        loading = " · loading…" if self._loading else " · indexing…" if self._indexing else ""
         empty = "  no incidents yet: press n to diagnose a log" if not self.rows else ""
         self.query_one("#count", Static).update(
             Text(
