@@ -52,6 +52,8 @@ class LogView(ScrollView, can_focus=True):
         Binding("pagedown", "page(1)", "Page down", show=False),
         Binding("home", "edge(False)", "First line", show=False),
         Binding("end", "edge(True)", "Last line", show=False),
+        Binding("left", "sideways(-1)", "Left", show=False),
+        Binding("right", "sideways(1)", "Right", show=False),
     ]
 
     def __init__(self, lines: list[LogLine], *, id: str | None = None) -> None:
@@ -79,7 +81,9 @@ class LogView(ScrollView, can_focus=True):
         self._colours = {p: PALETTE[k % len(PALETTE)] for k, p in enumerate(processes)}
         self._labels = {p: short_process(p) for p in processes}
         self._process_width = max((len(s) for s in self._labels.values()), default=0)
-        self._number_width = len(str(max((ln.number for ln in lines), default=0)))
+        self.last_number = max((ln.number for ln in lines), default=0)
+        """The highest line number (how long the log is)."""
+        self._number_width = len(str(self.last_number))
         self._text_width = max((width(ln.text) for ln in lines), default=0)
 
     def set_lines(self, lines: list[LogLine]) -> None:
@@ -337,6 +341,12 @@ class LogView(ScrollView, can_focus=True):
             return
         pos, _part = self._line_at(max(0, self._row_of(self.cursor) + step * height))
         self.move_to(pos if pos != self.cursor else self.cursor + step)
+
+    def action_sideways(self, step: int) -> None:
+        """Scroll long lines a quarter of the text's width left or right."""
+        body = max(1, self.scrollable_content_region.width - self.gutter_width)
+        x = self.scroll_offset.x + step * max(4, body // 4)
+        self.scroll_to(x=max(0, x), animate=False, immediate=True)
 
     def action_edge(self, end: bool) -> None:
         self.move_to(len(self.shown) - 1 if end else 0)

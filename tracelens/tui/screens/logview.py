@@ -110,9 +110,8 @@ class LogReader(Vertical):
             t.append(f"/{v.pattern} {found}", style="bold")
             t.append(" · ")
         line = v.current
-        total = max((ln.number for ln in v.lines), default=0)
         if line is not None:
-            t.append(f"line {line.number or '-'}/{total} · ")
+            t.append(f"line {line.number or '-'}/{v.last_number} · ")
         t.append(f"{FILTERS[self._filter][0]} · {'wrap' if v.wrap else 'no wrap'}")
         if line is not None and line.process:
             t.append(f" · {line.process}")
