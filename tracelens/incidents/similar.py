@@ -198,10 +198,14 @@ def rank(
             same = row[0]
             rows[same] = row
     a = parts(q.signature)
+    mine = _specific(q.rule_id)
     scored: dict[int, float] = {}
     for inc_id, sig, _message, rule_id, category in rows.values():
         if inc_id == q.exclude:
             continue
+        theirs = _specific(rule_id)
+        if mine and theirs and theirs != mine and inc_id != same and min_score > 50:
+            continue  # two different known causes score half of at most 100
         score = similarity(q, sig or "", rule_id, category, _parts=a)
         if score >= min_score or inc_id == same:
             scored[inc_id] = score
