@@ -121,6 +121,10 @@ class LogView(ScrollView, can_focus=True):
             self.virtual_size = Size(self.scrollable_content_region.width, self._rows[-1])
         self.refresh()
 
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._strips.clear()  # drawn in the old theme's colours
+
     def on_resize(self, event: Resize) -> None:
         if self.wrap:
             self._layout()
