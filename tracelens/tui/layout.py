@@ -10,6 +10,8 @@ shows whole titles.
 {'rule': 36, 'category': 0}
 >>> rule_columns(92, 53, 29)
 {'rule': 53, 'category': 29}
+>>> rule_columns(60, 53, 29)
+{'rule': 32, 'category': 22}
 >>> fit("attention-backend-unsupported", 16)
 'attention-backe…'
 """
@@ -27,6 +29,9 @@ NARROW_CATEGORY = 16
 RULE_MIN = 30
 """The rules browser shows the category column only where the rule id keeps this many."""
 CATEGORY_MAX = 30
+CATEGORY_CUT = 22
+"""A rules browser too narrow for whole ids and categories cuts categories to this (nine in
+ten are shorter)."""
 
 
 def fit(text: str, width: int) -> str:
@@ -54,7 +59,7 @@ def rule_columns(width: int, rule_id: int, category: int) -> dict[str, int]:
     longest rule id and category are ``rule_id`` and ``category`` long; the category is left
     out (the rule pane shows it) where the id would keep fewer than ``RULE_MIN``."""
     usable = width - SCROLLBAR - PADDING * 2
-    cat = min(category, CATEGORY_MAX)
+    cat = min(category, max(CATEGORY_CUT, usable - rule_id), CATEGORY_MAX)
     if usable - cat >= min(rule_id, RULE_MIN):
         return {"rule": min(usable - cat, rule_id), "category": cat}
     return {"rule": width - SCROLLBAR - PADDING, "category": 0}
