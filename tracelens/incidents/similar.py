@@ -9,7 +9,9 @@ normalized first line of the message, the innermost frames) and whether the diag
 1. the incident with the same fingerprint (the same rule, error and frames: this very failure,
    seen before), whatever else scores;
 2. then by score, where a resolved incident counts :data:`RESOLVED_BOOST` more (an incident
-   that says what fixed it is worth more than one as alike that does not).
+   that says what fixed it is worth more than one as alike that does not);
+3. when none of those shown is resolved, the best resolved one further down comes last (the
+   past fix is never cut off by the limit).
 
 Incidents under ``min_score`` (:data:`DEFAULT_MIN_SCORE`, tuned on pairs of real logs of the
 same failure: ``benchmarks/accuracy_similar.py``, docs/similar.md) are left out.
@@ -49,6 +51,7 @@ class Query:
 
 
 def query_of(report: Report) -> Query | None:
+    """The query for a diagnosed log; ``None`` when it shows no failure."""
     top = report.diagnoses[0] if report.diagnoses else None
     sig = signature(report.document, top)
     if sig is None:
