@@ -247,3 +247,23 @@ def test_the_prefilter_picks_the_rules_whose_needs_all_hold(needs, text, expecte
 
     pf = Prefilter(needs)
     assert pf.candidates(text) == expected == [k for k, ns in enumerate(needs) if plain(ns)]
+
+
+@pytest.mark.parametrize(
+    "replaces,error",
+    [(True, None), (False, "'x/one' is also the id of")],
+)
+def test_several_folders_keep_their_order_and_replaces_through_the_index(
+    tmp_path, monkeypatch, replaces, error
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    write(tmp_path / "a", "x/one", cause="from a")
+    later = write(tmp_path / "b", "x/one", cause="from b")
+    if replaces:
+        later.write_text(later.read_text() + "replaces: true\n")
+    settle(tmp_path)
+    for _ in range(2):  # built, then read back from the index
+        rs = load([tmp_path / "a", tmp_path / "b"], every_file=False, strict=False)
+        assert cause_of(rs) == {"x/one": "from b" if replaces else "from a"}
+        errors = [str(e) for e in rs.errors]
+        assert (error in errors[0]) if error else errors == [], errors
