@@ -101,7 +101,7 @@ class LogView(ScrollView, can_focus=True):
     @property
     def gutter_width(self) -> int:
         """Cells before the text: number, level mark, evidence mark, process."""
-        width = self._number_width + 3
+        width = self._number_width + 4  # the number, a space, the level and evidence marks, a space
         return width + self._process_width + 1 if self._process_width else width
 
     @property
