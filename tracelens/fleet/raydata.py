@@ -7,6 +7,7 @@ writes the store."""
 
 from __future__ import annotations
 
+import logging
 import os
 import pickle
 from collections.abc import Iterable, Iterator
@@ -101,8 +102,10 @@ def _read(path: str) -> bytes:
 class _Diagnose:
     """A Ray Data worker: rules loaded once, then batches of logs diagnosed."""
 
-    def __init__(self, settings: Settings):
-        setup(settings)
+    settings = Settings()
+
+    def __init__(self) -> None:
+        setup(self.settings)
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, list]:
         outcomes = []
@@ -117,12 +120,13 @@ class _Diagnose:
 
 def start(address: str | None, num_cpus: int | None = None) -> bool:
     """Connect to Ray (``None``: start it locally); whether this call started it."""
-    import logging
-
     import ray
 
     if ray.is_initialized():
         return False
+    # Ray's core logs warnings of its own to stderr (one about Ray Data's workers'
+    # constructor arguments on every run); its failures still reach us as exceptions
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")
     try:
         ray.init(
             address=address,
@@ -148,8 +152,8 @@ def diagnose_all(
 
     if not items:
         return
-    ctx = ray.data.DataContext.get_current()
-    ctx.enable_progress_bars = False
+    for name in ("ray", "ray.data"):  # Ray Data's progress and plan lines: not ours to show
+        logging.getLogger(name).setLevel(logging.ERROR)
     if workers is None:
         workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
     workers = max(1, min(workers, -(-len(items) // BATCH)))
@@ -157,11 +161,12 @@ def diagnose_all(
         [{"index": k, "source": s, "path": p} for k, (s, p) in enumerate(items)],
         override_num_blocks=max(1, min(len(items) // BATCH, 8 * workers)),
     ).map_batches(
-        _Diagnose,
-        fn_constructor_args=(settings,),
+        # the settings ride on the class (sent by value), not as constructor arguments,
+        # which Ray would keep in its object store for actor restarts
+        type("Diagnose", (_Diagnose,), {"settings": settings}),
         batch_size=BATCH,
         batch_format="numpy",
-        concurrency=workers,
+        compute=ray.data.ActorPoolStrategy(size=workers),
         num_cpus=1,
     )
     done: dict[int, bytes] = {}

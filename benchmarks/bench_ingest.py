@@ -1,0 +1,198 @@
+"""Ingest throughput: logs per second for about 1,000 corpus-sized logs, and where the time goes.
+
+Copies the logs of corpus/incidents, corpus/healthy and corpus/unrecognized (repeated under
+other names up to --logs) into a temporary folder, then runs ``tracelens ingest FOLDER
+--recount`` into a fresh store with ``--jobs 1``, ``--jobs 2`` and, with --ray, on local Ray
+with 1, 2 and all cores (``--ray --jobs N``, ``--ray``). Each configuration runs --repeat
+times; the best wall time is kept, with the CPU time of that run (the command and every process
+it waited for: the pool's workers; Ray's workers are not its children, so the Ray rows show
+the driver's CPU only). ``--recount`` makes every copy count, so every log is diagnosed and
+written. Then, in this process, the stages of one log at a time (read and sniff, parse, rules,
+preparing the stored incident: redaction and the stored document; writing the store) in CPU
+seconds over all the logs. The load average is printed before and after: the machine is
+shared.
+
+    python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = [ROOT / "corpus" / name for name in ("incidents", "healthy", "unrecognized")]
+
+
+def make_logs(folder: Path, count: int) -> list[Path]:
+    corpus = sorted(p for f in FOLDERS for p in f.glob("*.log"))
+    out = []
+    for k in range(count):
+        src = corpus[k % len(corpus)]
+        dst = folder / f"{k:05d}-{src.name}"
+        shutil.copyfile(src, dst)
+        out.append(dst)
+    return out
+
+
+def children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def run(args: list[str], folder: Path, work: Path, repeat: int) -> tuple[float, float, str]:
+    """Best wall seconds of ``tracelens ingest FOLDER --recount ARGS``, its CPU seconds and its
+    summary line."""
+    best = (float("inf"), 0.0, "")
+    for k in range(repeat):
+        db = work / f"bench-{os.getpid()}-{k}.db"
+        cmd = [sys.executable, "-m", "tracelens", "ingest", str(folder), "--recount"]
+        cmd += ["--db", str(db), *args]
+        cpu0, t0 = children_cpu(), time.perf_counter()
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
+        if p.returncode != 0:
+            sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+        if wall < best[0]:
+            best = (wall, cpu, p.stdout.strip().splitlines()[-1])
+    return best
+
+
+def stages(logs: list[Path], work: Path) -> dict[str, float]:
+    """CPU seconds of each stage over all the logs, one log at a time in this process."""
+    from tracelens import engine
+    from tracelens.fleet import work as fleet_work
+    from tracelens.fleet.pool import merge
+    from tracelens.fleet.sniff import HEAD, not_a_log
+    from tracelens.incidents.store import Store
+
+    fleet_work.setup(fleet_work.Settings())
+    rules = fleet_work._state["rules"]
+    spent = dict.fromkeys(("read, hash, sniff", "parse", "rules", "prepare", "store"), 0.0)
+    outcomes = []
+    for path in logs:
+        c0 = time.process_time()
+        data = path.read_bytes()
+        reason = not_a_log(data[:HEAD], len(data))
+        import hashlib
+
+        digest = hashlib.sha256(data).hexdigest()
+        c1 = time.process_time()
+        if reason is not None:
+            spent["read, hash, sniff"] += c1 - c0
+            continue
+        doc = engine.parse(data, str(path))
+        c2 = time.process_time()
+        rep = engine.report(doc, rules)
+        c3 = time.process_time()
+        out = fleet_work._prepare(fleet_work.Outcome(str(path), log_hash=digest), rep)
+        c4 = time.process_time()
+        outcomes.append(out)
+        for name, a, b in (
+            ("read, hash, sniff", c0, c1),
+            ("parse", c1, c2),
+            ("rules", c2, c3),
+            ("prepare", c3, c4),
+        ):
+            spent[name] += b - a
+    store = Store(work / "stages.db")
+    c0 = time.process_time()
+    merge(store, outcomes, recount=True)
+    spent["store"] = time.process_time() - c0
+    store.close()
+    return spent
+
+
+def ray_curve(logs: list[Path], cores: int, repeat: int) -> list[tuple[int, float]]:
+    """(workers, best wall seconds) of the Ray Data map alone over the logs, on a local Ray
+    started once with every core (start-up not counted)."""
+    import logging
+
+    import ray
+
+    from tracelens.fleet.raydata import diagnose_all
+    from tracelens.fleet.work import Settings
+
+    ray.init(num_cpus=cores, include_dashboard=False, logging_level=logging.ERROR)
+    items = [(str(p), str(p)) for p in logs]
+    out = []
+    try:
+        for workers in sorted({1, 2, cores}):
+            best = float("inf")
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                n = sum(1 for _ in diagnose_all(items, Settings(), workers))
+                best = min(best, time.perf_counter() - t0)
+                assert n == len(items)
+            out.append((workers, best))
+    finally:
+        ray.shutdown()
+    return out
+
+
+def ray_start(repeat: int) -> float:
+    """Best wall seconds to start local Ray and shut it down, in a fresh process."""
+    code = "import ray; ray.init(include_dashboard=False, logging_level=40); ray.shutdown()"
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--logs", type=int, default=1000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--ray", action="store_true", help="also on local Ray (the ray extra)")
+    opts = ap.parse_args()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {cores} cores")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        folder = work / "logs"
+        folder.mkdir()
+        logs = make_logs(folder, opts.logs)
+        size = sum(p.stat().st_size for p in logs)
+        print(f"{len(logs)} logs, {size / 1e6:.1f} MB (mean {size / len(logs) / 1e3:.1f} KB)")
+        configs = [("--jobs 1", ["--jobs", "1"]), ("--jobs 2", ["--jobs", "2"])]
+        if opts.ray:
+            configs += [
+                ("--ray --jobs 1", ["--ray", "--jobs", "1"]),
+                ("--ray --jobs 2", ["--ray", "--jobs", "2"]),
+                (f"--ray (all {cores} cores)", ["--ray"]),
+            ]
+        print(f"best of {opts.repeat}:")
+        for name, args in configs:
+            wall, cpu, summary = run(args, folder, work, opts.repeat)
+            print(
+                f"  {name:22} {len(logs) / wall:7.1f} logs/s  wall {wall:6.2f} s  "
+                f"cpu {cpu:6.2f} s   ({summary.split(' (')[0]})"
+            )
+        if opts.ray:
+            print(f"  local Ray start and shutdown alone: {ray_start(opts.repeat):.2f} s")
+            print("Ray Data map alone (Ray already started), best of", opts.repeat)
+            for workers, wall in ray_curve(logs, cores or 1, opts.repeat):
+                print(f"  {workers} worker(s) {len(logs) / wall:7.1f} logs/s  wall {wall:6.2f} s")
+        spent = stages(logs, work)
+        total = sum(spent.values())
+        print(f"stages, one process, CPU seconds over {len(logs)} logs ({total:.2f} s in all):")
+        for name, sec in spent.items():
+            print(
+                f"  {name:18} {sec:6.2f} s  {1000 * sec / len(logs):6.2f} ms/log  {sec / total:5.1%}"
+            )
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
