@@ -4,10 +4,11 @@ and scrolls with the page around it, never in a box of its own."""
 
 from __future__ import annotations
 
+from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import ScrollableContainer
-from textual.widgets import Label, ListItem, ListView
+from textual.widgets import ListItem, ListView, Static
 
 from tracelens.models import Remedy
 
@@ -28,6 +29,24 @@ def copy_text(remedy: Remedy) -> str:
     return "\n".join([remedy.title, *(f"- {s}" for s in remedy.steps)])
 
 
+def remedy_grid(k: int, remedy: Remedy, worked: bool = False) -> Table:
+    """A remedy on screen: its number and title, then its steps (-) and commands ($), each
+    wrapped under its own start rather than at the left edge."""
+    grid = Table.grid(padding=0, expand=True)
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1, overflow="fold")
+    title = Text(remedy.title + (" (already in place)" if remedy.already_applied else ""))
+    title.stylize("bold green" if worked else "bold")
+    if worked:
+        title.append("  (worked last time)", style="green")
+    grid.add_row(Text(f"{k}.".ljust(4), style="bold"), title)
+    for step in remedy.steps:
+        grid.add_row(Text("  - ", style="dim"), Text(step, style="dim"))
+    for command in remedy.commands:
+        grid.add_row(Text("  $ ", style="cyan"), Text(command, style="cyan"))
+    return grid
+
+
 class RemedyList(ListView):
     """One item per remedy; the highlighted one is what ``c`` copies."""
 
@@ -40,17 +59,7 @@ class RemedyList(ListView):
         self.remedies = remedies
         items = []
         for k, r in enumerate(remedies, 1):
-            t = Text()
-            mark = " (already in place)" if r.already_applied else ""
-            fixed = worked is not None and worked == r.title
-            t.append(f"{k}. {r.title}{mark}", style="bold green" if fixed else "bold")
-            if fixed:
-                t.append("  (worked last time)", style="green")
-            for s in r.steps:
-                t.append(f"\n   - {s}", style="dim")
-            for c in r.commands:
-                t.append(f"\n   $ {c}", style="cyan")
-            items.append(ListItem(Label(t)))
+            items.append(ListItem(Static(remedy_grid(k, r, worked == r.title))))
         super().__init__(*items, initial_index=0 if items else None, **kwargs)
 
     @property
