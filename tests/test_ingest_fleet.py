@@ -162,3 +162,25 @@ def test_object_storage_without_its_package_names_it(url, package):
 
     with pytest.raises(FleetError, match=f"needs {package}: pip install {package}$"):
         filesystem(url)
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/logs/", "gs://bucket/run-1/rank0.log"])
+def test_object_storage_without_ray_is_one_line(tmp_path, capsys, url):
+    assert main(["ingest", url, "--db", str(tmp_path / "i.db")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{url}: object storage is read on Ray: add --ray" in err and len(err.splitlines()) == 1
+
+
+def test_a_pipe_is_read_as_a_stream(tmp_path, capsys):
+    import os
+    import threading
+
+    r, w = os.pipe()
+    feed = threading.Thread(target=lambda: (os.write(w, SEED.read_bytes()), os.close(w)))
+    feed.start()
+    try:
+        assert main(["ingest", f"/dev/fd/{r}", "--db", str(tmp_path / "i.db")]) == 0
+    finally:
+        feed.join()
+        os.close(r)
+    assert "1 log(s): 1 new incident(s)" in capsys.readouterr().out

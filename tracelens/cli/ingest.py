@@ -55,7 +55,7 @@ def _ray_address(value: str | None) -> str | None:
     default=None,
     metavar="N",
     help="Processes that diagnose logs at once (default: this machine's cores; 1: in this "
-    "process).",
+    "process); with --ray, Ray Data workers (default: the cluster's CPUs).",
 )
 @click.option(
     "--ray",
@@ -66,7 +66,7 @@ def _ray_address(value: str | None) -> str | None:
     metavar="[ADDRESS]",
     help="Diagnose on Ray Data: --ray alone starts local Ray, --ray ADDRESS joins a cluster "
     "(ray://HOST:PORT, HOST:PORT, auto). Paths may be s3:// or gs:// URLs (with s3fs or "
-    "gcsfs installed). Needs pip install 'tracelens[ray]'.",
+    "gcsfs installed) that, on a cluster, its nodes can read. Needs pip install 'tracelens[ray]'.",
 )
 @click.option(
     "--results",
@@ -103,12 +103,20 @@ def ingest(
         tracelens ingest /var/log/vllm/ crash-0412.log --results runs.parquet
     """
     long_running()
+    from concurrent.futures.process import BrokenProcessPool
+
     from tracelens.fleet import pool
     from tracelens.fleet.results import ResultsError, require_pyarrow, write_parquet
     from tracelens.fleet.work import Settings, shown
     from tracelens.incidents.store import StoreError
 
     address = _ray_address(ray_address)
+    urls = [p for p in paths if "://" in p and not p.startswith("file://")]
+    if urls and address is None:
+        raise Failure(
+            f"{urls[0]}: object storage is read on Ray: add --ray "
+            "(pip install 'tracelens[ray]', and s3fs or gcsfs)"
+        )
     try:
         if results_path is not None:
             require_pyarrow()
@@ -156,6 +164,11 @@ def ingest(
             write_parquet(rows, results_path)
     except StoreError as exc:
         raise Failure(str(exc)) from None
+    except BrokenProcessPool:
+        raise Failure(
+            "a worker process died (out of memory?): nothing was stored; "
+            "run again with fewer --jobs"
+        ) from None
     except (ResultsError, _fleet_error()) as exc:
         raise Failure(str(exc)) from None
     finally:

@@ -176,10 +176,16 @@ def diagnose_path(path: str) -> Outcome:
 
     source = shown(path)
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe, a FIFO, a device: read as a stream
+            from tracelens.read.scan import open_input
+
+            fp, _size, _name = open_input(path)
+            with fp:
+                return diagnose_data(fp.read(), source)
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             head = fh.read(HEAD)
-            if not stat.S_ISREG(st.st_mode) or st.st_size <= WHOLE_LIMIT:
+            if st.st_size <= WHOLE_LIMIT:
                 data = head + fh.read()
                 return diagnose_data(data, source, len(data))
             reason = not_a_log(head, st.st_size)
@@ -188,6 +194,8 @@ def diagnose_path(path: str) -> Outcome:
             digest = hashlib.sha256(head)
             while chunk := fh.read(1 << 20):
                 digest.update(chunk)
+    except InputError as exc:
+        return _failed(Outcome(source), shown(str(exc)))
     except OSError as exc:
         return _failed(Outcome(source), f"{source}: cannot read ({exc.strerror or exc})")
     outcome = Outcome(source, log_hash=digest.hexdigest())
