@@ -150,10 +150,11 @@ BUILDERS = [
     ("by fingerprint", lambda: queries.by_fingerprint("0000000000000005")),
     ("resolved among", lambda: queries.resolved_among([3, 5, 8, 13, 21])),
     ("by log hash", lambda: queries.by_log_hash("ab" * 32)),
-    ("word frequencies", lambda: queries.word_frequencies(["cuda", "memory", "word7"])),
+    ("how common a word is", lambda: queries.recent_matches("word7", 150)),
     ("store size", queries.highest_id),
-    ("candidates OR", lambda: queries.candidates_by_words(["word7", "word9"], "OR", 1000)),
-    ("candidates AND", lambda: queries.candidates_by_words(["cuda", "memory"], "AND", 1000)),
+    ("incidents with a word", lambda: queries.matching_ids(["word7"], "OR")),
+    ("incidents with all words", lambda: queries.matching_ids(["cuda", "memory"], "AND", 1000)),
+    ("candidates by id", lambda: queries.candidates_by_id([3, 5, 8, 13, 21])),
     ("candidates of a rule", lambda: queries.candidates_by_rule("torch/gpu-oom", 200)),
 ]
 
@@ -213,6 +214,32 @@ def test_pages_follow_one_another(store):
         before = (page[-1]["last_seen"], page[-1]["id"])
     assert [r["id"] for r in pages] == [r["id"] for r in store.listing()]
     assert len(pages) == store.count()
+
+
+@pytest.mark.parametrize(
+    "words, rule_id, expected",
+    [
+        ([], None, set()),
+        (["zzzq", "qqqz"], None, set()),  # in no signature
+        (["word7"], None, {k + 1 for k in range(400) if k % 50 == 7}),  # rare: all of them
+        (["zzzq"], "nccl/watchdog-timeout", {k + 1 for k in range(400) if k % 3 == 1}),
+        # every word common: incidents with all of the three rarest
+        (["cuda", "memory", "forward"], None, {k + 1 for k in range(400)}),
+    ],
+)
+def test_candidates(store, words, rule_id, expected):
+    found = {row[0] for row in store.candidates(words, rule_id)}
+    assert found & set(range(1, 401)) == expected
+
+
+def test_candidates_share_the_most_rare_words_first(tmp_path):
+    store = Store(tmp_path / "w.db")
+    for k, sig in enumerate(["alpha beta gamma", "alpha", "beta", "gamma beta", "delta"]):
+        store.db["incidents"].insert(
+            {"fingerprint": str(k), "signature": sig, "first_seen": "x", "last_seen": "x"}
+        )
+    rows = store.candidates(["alpha", "beta", "gamma"], None)
+    assert [r[1] for r in rows] == ["alpha beta gamma", "gamma beta", "alpha", "beta"]
 
 
 # --- the statements the code actually runs -------------------------------------------------------

@@ -203,10 +203,18 @@ def by_log_hash(log_hash: str) -> SQL:
 # --- similar-incident candidates ------------------------------------------------------------------
 
 
-def word_frequencies(words: list[str]) -> SQL:
-    """In how many incidents each word occurs (the full-text index's vocabulary)."""
-    marks = ",".join("?" * len(words))
-    return f"SELECT term, doc FROM incidents_fts_vocab WHERE term IN ({marks})", list(words)
+def signature_match(words: list[str], join: str = "OR") -> str:
+    """An FTS query for signatures holding the words (``join``: OR or AND)."""
+    return "signature : (" + f" {join} ".join(f'"{w}"' for w in words) + ")"
+
+
+def recent_matches(word: str, after: int) -> SQL:
+    """How many of the incidents after id ``after`` have the word in their signature (how
+    common a word is, measured on the latest incidents: a bounded read at any store size)."""
+    return (
+        "SELECT count(*) FROM incidents_fts WHERE incidents_fts MATCH ? AND rowid > ?",
+        [signature_match([word]), after],
+    )
 
 
 def highest_id() -> SQL:
@@ -214,14 +222,16 @@ def highest_id() -> SQL:
     return "SELECT max(rowid) FROM incidents", []
 
 
-def candidates_by_words(words: list[str], join: str, limit: int) -> SQL:
-    """The incidents whose signature shares the words (``join``: OR or AND), best first."""
-    match = "signature : (" + f" {join} ".join(f'"{w}"' for w in words) + ")"
-    return (
-        f"SELECT {CANDIDATE} FROM incidents_fts JOIN incidents ON incidents.id = incidents_fts.rowid "
-        "WHERE incidents_fts MATCH ? ORDER BY incidents_fts.rank LIMIT ?",
-        [match, limit],
-    )
+def matching_ids(words: list[str], join: str, limit: int | None = None) -> SQL:
+    """The ids of the incidents whose signature holds the words, newest first."""
+    sql = "SELECT rowid FROM incidents_fts WHERE incidents_fts MATCH ? ORDER BY rowid DESC"
+    return sql + (f" LIMIT {int(limit)}" if limit else ""), [signature_match(words, join)]
+
+
+def candidates_by_id(ids: list[int]) -> SQL:
+    """The candidate columns of these incidents."""
+    marks = ",".join("?" * len(ids))
+    return f"SELECT {CANDIDATE} FROM incidents WHERE id IN ({marks})", list(ids)
 
 
 def candidates_by_rule(rule_id: str, limit: int) -> SQL:
