@@ -132,3 +132,24 @@ def test_an_older_store_upgrades_and_keeps_its_incidents(tmp_path):
     assert load_document(new, 1) is None  # stored before: it keeps its excerpt only
     rec = save(new, rep, Redactor(), SEED.name)
     assert load_document(new, rec.incident_id) is not None
+
+
+@pytest.mark.parametrize("seen", [5, 2])
+def test_an_incident_keeps_the_parsed_logs_of_its_newest_occurrences(tmp_path, seen):
+    from tracelens.incidents.store import DOCUMENTS_KEPT
+
+    rep = diagnose(SEED.read_bytes(), source=SEED.name)
+    store = Store(tmp_path / "i.db")
+    # stored out of order: the newest by the time they were seen are kept
+    days = [3, 1, 5, 2, 4][:seen]
+    for day in days:
+        save(store, rep, Redactor(), f"day{day}.log", seen_at=f"2026-01-0{day}T00:00:00+00:00")
+    kept = [
+        row[0]
+        for row in store.db.execute(
+            "SELECT occurrences.source FROM documents JOIN occurrences"
+            " ON occurrences.id = documents.occurrence_id ORDER BY occurrences.seen_at DESC"
+        )
+    ]
+    assert kept == [f"day{d}.log" for d in sorted(days, reverse=True)[:DOCUMENTS_KEPT]]
+    assert load_document(store, 1) is not None
