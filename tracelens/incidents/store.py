@@ -22,9 +22,8 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from tracelens.incidents import queries
+from tracelens.incidents.sqlitelib import sqlite_utils
 
 STATUSES = ("open", "resolved", "ignored")
 WINDOW = 50_000
