@@ -106,8 +106,8 @@ def test_a_github_link_keeps_the_environment_and_cuts_at_line_boundaries():
     from urllib.parse import parse_qs, urlparse
 
     from tracelens.engine import diagnose
+    from tracelens.incidents.records import Excerpt, ExcerptLine
     from tracelens.incidents.ticket import GITHUB_URL_LIMIT, github_url
-    from tracelens.render.jsonout import report_dict
 
     seed = (
         Path(__file__).resolve().parent.parent
@@ -115,8 +115,12 @@ def test_a_github_link_keeps_the_environment_and_cuts_at_line_boundaries():
         / "incidents"
         / "the-fp8-kv-cache-wall.log"
     )
-    rep = report_dict(diagnose(seed.read_bytes(), source=seed.name))
-    excerpt = "\n".join(f"line {k}: " + "word " * 30 for k in range(400))
+    rep = diagnose(seed.read_bytes(), source=seed.name)
+    excerpt = Excerpt(
+        lines=[
+            ExcerptLine(line=k, text=f"line {k}: " + "word " * 30, origin=True) for k in range(400)
+        ]
+    )
     url = github_url("vllm-project/vllm", rep, excerpt)
     assert len(url) <= GITHUB_URL_LIMIT
     body = parse_qs(urlparse(url).query)["body"][0]

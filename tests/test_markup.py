@@ -13,9 +13,10 @@ from tui_fixtures import seed_report
 
 from tracelens.cli import main
 from tracelens.engine import diagnose
+from tracelens.incidents.records import Excerpt, ExcerptLine, Incident
 from tracelens.incidents.ticket import render_ticket
+from tracelens.models import Report
 from tracelens.render import render
-from tracelens.render.jsonout import report_dict
 from tracelens.tui import make_app
 
 HOSTILE = [
@@ -50,32 +51,35 @@ def test_copied_toast_shows_log_text_literally(tmp_path, text):
     assert (f"copied: vllm serve /models/{text}"[:68], False) in seen["toasts"]
 
 
-def _hostile_report(text: str) -> dict:
-    data = report_dict(seed_report())
-    data.pop("document", None)
-    top = data["diagnoses"][0]
-    top["title"] = f"Unrecognized failure: {text}"
-    top["root_cause"] = f"It failed: {text}"
-    top["notes"] = [text]
-    top["remedies"][0]["title"] = text
-    top["remedies"][0]["steps"] = [text]
-    top["remedies"][0]["commands"] = [f"vllm serve {text}"]
-    top["does_not_help"] = [text]
-    data["facts"] = {"model": text, "model_path": f"/m/{text}", "vllm_version": "0.8.5"}
+def _hostile_report(text: str) -> Report:
+    data = seed_report()
+    top = data.diagnoses[0]
+    top.title = f"Unrecognized failure: {text}"
+    top.root_cause = f"It failed: {text}"
+    top.notes = [text]
+    top.remedies[0].title = text
+    top.remedies[0].steps = [text]
+    top.remedies[0].commands = [f"vllm serve {text}"]
+    top.does_not_help = [text]
+    data.facts = {"model": text, "model_path": f"/m/{text}", "vllm_version": "0.8.5"}
     return data
 
 
-def _incident(text: str) -> dict:
-    return {
-        "id": 7,
-        "title": text,
-        "count": 2,
-        "first_seen": "2025-01-01",
-        "last_seen": "2025-01-02",
-        "status": "open",
-        "resolution_note": text,
-        "fingerprint": "f",
-    }
+def _incident(text: str) -> Incident:
+    return Incident(
+        id=7,
+        title=text,
+        count=2,
+        first_seen="2025-01-01",
+        last_seen="2025-01-02",
+        status="open",
+        resolution_note=text,
+        fingerprint="f",
+    )
+
+
+def _excerpt(text: str) -> Excerpt:
+    return Excerpt(lines=[ExcerptLine(line=1, text=text, origin=True)])
 
 
 def _html(markdown: str) -> str:
@@ -86,7 +90,10 @@ def _html(markdown: str) -> str:
 @pytest.mark.parametrize("with_incident", [False, True])
 def test_markdown_ticket_renders_log_text_literally(text, with_incident):
     md = render_ticket(
-        "markdown", _hostile_report(text), f"1: {text}", _incident(text) if with_incident else None
+        "markdown",
+        _hostile_report(text),
+        _excerpt(text),
+        _incident(text) if with_incident else None,
     )
     html = _html(md)
     assert "evil.example" not in "".join(re.findall(r'(?:href|src)="([^"]*)"', html))
@@ -116,7 +123,7 @@ def _jira_outside_blocks(text: str) -> tuple[list[str], list[str]]:
 
 @pytest.mark.parametrize("text", HOSTILE)
 def test_jira_ticket_renders_log_text_literally(text):
-    jira = render_ticket("jira", _hostile_report(text), f"1: {text}", _incident(text))
+    jira = render_ticket("jira", _hostile_report(text), _excerpt(text), _incident(text))
     outside, blocks = _jira_outside_blocks(jira)
     for block in blocks:
         assert not re.search(r"\{(noformat|code)", block, re.IGNORECASE)

@@ -40,7 +40,7 @@ def test_same_crash_twice_is_one_incident(db):
     second = save(store, rep, Redactor(), "b.log")
     assert first.new and not second.new and first.incident_id == second.incident_id
     inc = store.incident(first.incident_id)
-    assert inc["count"] == 2 and len(inc["occurrences"]) == 2
+    assert inc.count == 2 and inc.occurrences is not None and len(inc.occurrences) == 2
     assert save(store, diagnose(HEALTHY.read_bytes()), Redactor(), "h.log") is None
 
 
@@ -63,9 +63,9 @@ def test_older_database_upgrades_without_loss(db):
     new = Store(db)
     assert new.schema_version == len(MIGRATIONS)
     rows = new.incidents()
-    assert [(r["title"], r["count"]) for r in rows] == [("kept", 3)]
+    assert [(r.title, r.count) for r in rows] == [("kept", 3)]
     assert "severity" in new.db["incidents"].columns_dict
-    assert [r["title"] for r in new.incidents(search="kept")] == ["kept"]
+    assert [r.title for r in new.incidents(search="kept")] == ["kept"]
 
 
 def test_newer_database_is_refused(db):
@@ -106,7 +106,7 @@ def test_two_processes_ingesting_at_once_lose_nothing(db, tmp_path):
         if diagnose(f.read_bytes()).diagnoses or diagnose(f.read_bytes()).document.errors
     )
     assert occurrences == 4 * failing
-    assert sum(r["count"] for r in store.incidents(limit=10_000)) == occurrences
+    assert sum(r.count for r in store.incidents(limit=10_000)) == occurrences
     assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
 
@@ -214,7 +214,7 @@ def test_no_redact_keeps_text(db, tmp_path):
     log = tmp_path / "secret.log"
     log.write_text(planted_log())
     assert main(["diagnose", "--save", "--no-redact", "--db", str(db), str(log)]) == 0
-    excerpt, _ = Store(db).latest_occurrence(1)
+    excerpt = Store(db).latest_occurrence(1).excerpt.numbered()
     # the control for the redaction test: unredacted, every planted secret is in the excerpt
     for name, secret in SECRETS.items():
         assert all(part in excerpt for part in secret.splitlines()), name
@@ -333,11 +333,15 @@ def test_missing_database_is_a_clear_error(tmp_path, capsys):
 
 
 def test_ticket_fences_survive_backticks_and_url_fits():
-    rep = diagnose(SEED.read_bytes())
-    from tracelens.render.jsonout import report_dict
+    from tracelens.incidents.records import Excerpt, ExcerptLine
 
-    data = report_dict(rep)
-    excerpt = "line with ``` fence and ```` more\n" * 3000
+    data = diagnose(SEED.read_bytes())
+    excerpt = Excerpt(
+        lines=[
+            ExcerptLine(line=k, text="line with ``` fence and ```` more", origin=True)
+            for k in range(1, 3001)
+        ]
+    )
     md = render_ticket("markdown", data, excerpt)
     assert "`````text" in md
     url = render_ticket("github-url", data, excerpt, repo="vllm-project/vllm")

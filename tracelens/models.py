@@ -258,6 +258,11 @@ class Document:
     ``torchrun_root_cause``)."""
     failure_line: int = field(default=0, metadata=_EXCLUDE)
     """The originating failure's line (0: none found)."""
+    failure_start: int = field(default=0, metadata=_EXCLUDE)
+    """The first line of the originating failure's traceback (or its line)."""
+    failure_end: int = field(default=0, metadata=_EXCLUDE)
+    """The last line of the originating failure: its traceback, the tracebacks chained to it
+    and its message."""
     focus: tuple[int, int] | None = field(default=None, metadata=_EXCLUDE)
     """The lines of the run that failed, when the log holds several starts: facts stated
     there win (see :meth:`fact_map`)."""

@@ -53,10 +53,10 @@ def preview(
     """The stored incidents whose first diagnosis the reviewed rules (``ids``) change."""
     out: list[Change] = []
     for inc in store.incidents(limit=limit):
-        excerpt, _report = store.latest_occurrence(inc["id"])
+        excerpt = store.latest_occurrence(inc.id).excerpt
         if not excerpt:
             continue
-        text = excerpt_text(excerpt)
+        text = excerpt_text(excerpt.numbered())
         before, after = _top(text, shipped), _top(text, reviewed)
         if before == after:
             continue
@@ -66,5 +66,5 @@ def preview(
             kind = "lose"
         else:
             kind = "change"
-        out.append(Change(inc["id"], inc["title"], before, after, kind))
+        out.append(Change(inc.id, inc.title, before, after, kind))
     return out

@@ -8,8 +8,12 @@ import shutil
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from tracelens.incidents.records import Incident
 
 from tracelens.cli.app import (
     FILE,
@@ -29,7 +33,12 @@ from tracelens.cli.app import (
 )
 
 
-def _incident_json(inc: dict) -> dict:
+def _incident_json(inc: Incident | dict) -> dict:
+    """An incident (or a similar-incident hit, which is JSON already) as JSON for scripts."""
+    from tracelens.incidents.records import Incident, incident_dict
+
+    if isinstance(inc, Incident):
+        return incident_dict(inc)
     return {k: v for k, v in inc.items() if not isinstance(v, bytes)}
 
 
@@ -121,7 +130,7 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
     if not rows:
         echo("no incidents")
         return
-    total = store.incidents(**filters, count=True)[0]["n"]
+    total = store.count(**filters)
     width = shutil.get_terminal_size(fallback=(120, 24)).columns
     head = (
         f"{'ID':<6} {'LAST SEEN':<16}  {'SEEN':>5}  {'STATUS':<8} {'SEVERITY':<8} {'CATEGORY':<28} "
@@ -129,10 +138,10 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
     room = max(width - len(head) - 1, 20)
     echo(head + "TITLE")
     for r in rows:
-        title = r["title"] if len(r["title"]) <= room else r["title"][: room - 1] + "…"
+        title = r.title if len(r.title) <= room else r.title[: room - 1] + "…"
         echo(
-            f"#{r['id']:<5} {r['last_seen'][:16]:<16}  {r['count']:>5}  {r['status']:<8} "
-            f"{(r.get('severity') or '-'):<8} {r['category']:<28} {title}"
+            f"#{r.id:<5} {r.last_seen[:16]:<16}  {r.count:>5}  {r.status:<8} "
+            f"{(r.severity or '-'):<8} {r.category:<28} {title}"
         )
     echo(
         f"{len(rows)} of {total} incident(s)"
@@ -159,38 +168,37 @@ def incidents_show(incident_id, db_path, explain, fmt) -> None:
         inc = store.incident(incident_id)
     except StoreError as exc:
         raise Failure(str(exc)) from None
-    excerpt, rep = store.latest_occurrence(incident_id)
+    stored = store.latest_occurrence(incident_id)
+    excerpt, rep = stored.excerpt.numbered(), stored.report
     if fmt == "json":
+        from tracelens.render.jsonout import report_dict
+
         data = _incident_json(inc)
-        data["report"] = rep
+        data["report"] = report_dict(rep) if rep else {}
+        data["report"].pop("document", None)
         data["excerpt"] = excerpt
         echo(json.dumps(data, indent=2))
         return
-    echo(f"#{inc['id']}  {inc['title']}")
-    echo(f"  category {inc['category']} · rule {inc['rule_id'] or '-'} · status {inc['status']}")
-    echo(f"  seen {inc['count']} time(s): first {inc['first_seen']}, last {inc['last_seen']}")
-    if inc.get("remedy_worked") or inc.get("resolution_note"):
-        echo(
-            f"  resolved with: {inc.get('remedy_worked') or '-'}; note: {inc.get('resolution_note') or '-'}"
-        )
-    for t in inc["tickets"]:
-        echo(f"  ticket: {t['ref']} ({t['created_at']})")
-    diags = rep.get("diagnoses") or []
-    if diags:
-        echo("\n  Root cause: " + diags[0]["root_cause"])
+    occurrences, tickets = inc.occurrences or [], inc.tickets or []
+    echo(f"#{inc.id}  {inc.title}")
+    echo(f"  category {inc.category} · rule {inc.rule_id or '-'} · status {inc.status}")
+    echo(f"  seen {inc.count} time(s): first {inc.first_seen}, last {inc.last_seen}")
+    if inc.remedy_worked or inc.resolution_note:
+        echo(f"  resolved with: {inc.remedy_worked or '-'}; note: {inc.resolution_note or '-'}")
+    for t in tickets:
+        echo(f"  ticket: {t.ref} ({t.created_at})")
+    if rep is not None and rep.diagnoses:
+        echo("\n  Root cause: " + rep.diagnoses[0].root_cause)
         echo("  Remedies:")
-        for k, r in enumerate(diags[0]["remedies"], 1):
-            echo(f"    {k}. {r['title']}")
+        for k, r in enumerate(rep.diagnoses[0].remedies, 1):
+            echo(f"    {k}. {r.title}")
     echo("\n  Occurrences:")
-    for occ in inc["occurrences"][-10:]:
-        echo(
-            f"    {occ['seen_at']}  {occ['source']}"
-            + (f"  host {occ['host']}" if occ.get("host") else "")
-        )
+    for occ in occurrences[-10:]:
+        echo(f"    {occ.seen_at}  {occ.source}" + (f"  host {occ.host}" if occ.host else ""))
     if explain:
         echo("\n  Fingerprints (hash <- clear text):")
-        echo(f"    coarse {inc['fingerprint']} <- {inc['signature']}")
-        fines = {(o["fingerprint_fine"], o["signature_fine"]) for o in inc["occurrences"]}
+        echo(f"    coarse {inc.fingerprint} <- {inc.signature}")
+        fines = {(o.fingerprint_fine, o.signature_fine) for o in occurrences}
         for fp, text in sorted(fines):
             echo(f"    fine   {fp} <- {text}")
     if excerpt:
@@ -222,14 +230,14 @@ def incidents_resolve(incident_id, db_path, remedy, note) -> None:
     try:
         remedy_title = None
         if remedy is not None:
-            _excerpt, rep = store.latest_occurrence(incident_id)
-            remedies = (rep.get("diagnoses") or [{}])[0].get("remedies") or []
+            rep = store.latest_occurrence(incident_id).report
+            remedies = rep.diagnoses[0].remedies if rep and rep.diagnoses else []
             store.incident(incident_id)
             if not 1 <= remedy <= len(remedies):
                 raise Failure(
                     f"incident {incident_id} has {len(remedies)} remed{'y' if len(remedies) == 1 else 'ies'}; --remedy {remedy} is not one"
                 )
-            remedy_title = remedies[remedy - 1]["title"]
+            remedy_title = remedies[remedy - 1].title
         store.resolve(incident_id, remedy_title, note)
     except StoreError as exc:
         raise Failure(str(exc)) from None
@@ -331,7 +339,7 @@ def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
         return
     if not hits:
         echo("no similar incident")
-    for h in hits:
+    for h in hits:  # similar hits: the incident's columns and a score, as JSON shows them
         fix = f" — fixed by: {h['fix']}" if h.get("fix") else ""
         echo(
             f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}"
@@ -359,10 +367,8 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
 
         tracelens ticket 12 --format github-url --repo vllm-project/vllm
     """
-    from tracelens.incidents.incident import excerpt as make_excerpt
-    from tracelens.incidents.incident import redact_value, report_sources
+    from tracelens.incidents.incident import live_ticket, stored_ticket
     from tracelens.incidents.ticket import render_ticket
-    from tracelens.render.jsonout import report_dict
 
     redactor = make_redactor(redact_regex, no_redact)
     incident = None
@@ -376,23 +382,14 @@ def ticket(target, db_path, redact_regex, no_redact, fmt, repo, output, rules_di
             incident = store.incident(int(target))
         except StoreError as exc:
             raise Failure(str(exc)) from None
-        excerpt, rep = store.latest_occurrence(int(target))
-        redactor = redactor.learned(
-            [excerpt, *(str(incident.get(k) or "") for k in ("title", "message", "signature_fine"))]
-        )
-        excerpt = redactor(excerpt)
-        rep = redact_value(rep, redactor)
-        incident = redact_value(incident, redactor)
+        stored = store.latest_occurrence(int(target))
+        made = stored_ticket(stored.report, stored.excerpt, incident, redactor)
     else:
         from tracelens.engine import report
 
-        live = report(_read(target), _load_rules(rules_dirs))
-        redactor = redactor.learned(report_sources(live))
-        excerpt = make_excerpt(live, redactor)
-        rep = redact_value(report_dict(live), redactor)
-        rep.pop("document", None)
+        made = live_ticket(report(_read(target), _load_rules(rules_dirs)), redactor)
     try:
-        text = render_ticket(fmt, rep, excerpt, incident, repo)
+        text = render_ticket(fmt, made.report, made.excerpt, made.incident, repo)
     except ValueError as exc:
         raise Failure(str(exc)) from None
     if output:

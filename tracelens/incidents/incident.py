@@ -3,13 +3,18 @@ report, saved into the store."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import TypeVar
+
 from tracelens.incidents.logdoc import stored_document
+from tracelens.incidents.records import Excerpt, ExcerptLine, Incident, is_banner, load_report
 from tracelens.incidents.redact import Redactor
 from tracelens.incidents.signature import signature
 from tracelens.incidents.store import Recorded, Store
-from tracelens.models import Report
+from tracelens.models import Record, Report, adapter, model, to_dict
 from tracelens.render.jsonout import report_dict
 
+_M = TypeVar("_M")
 UNCLASSIFIED = "unclassified"
 """Category of an incident no rule knows."""
 
@@ -22,6 +27,66 @@ def redact_value(value, redactor: Redactor):
     if isinstance(value, dict):
         return {k: redact_value(v, redactor) for k, v in value.items()}
     return value
+
+
+def redacted_report(report: Report, redactor: Redactor) -> dict:
+    """A report's JSON form without its document (the store keeps the parsed log apart), every
+    string redacted."""
+    data = report_dict(report)
+    data.pop("document", None)
+    return redact_value(data, redactor)
+
+
+def redacted_model(report: Report, redactor: Redactor) -> Report:
+    """A live report redacted for a ticket: the same model, every string of its diagnoses,
+    facts and similar incidents redacted (the document, which a ticket does not show, is
+    kept for its counts and the originating failure)."""
+    data = redacted_report(report, redactor)
+    out = load_report(data)
+    out.document = report.document
+    return out
+
+
+def redacted(obj: _M, redactor: Redactor) -> _M:
+    """A record (an incident, an excerpt) with every string redacted."""
+    cls: type = type(obj)
+    return adapter(cls).validate_python(redact_value(to_dict(obj), redactor))
+
+
+@model
+class TicketInput:
+    """What a ticket is made from, redacted."""
+
+    report: Report
+    excerpt: Excerpt
+    incident: Incident | None = None
+
+
+def live_ticket(report: Report, redactor: Redactor) -> TicketInput:
+    """A ticket's input from a log diagnosed now."""
+    redactor = redactor.learned(report_sources(report))
+    return TicketInput(report=redacted_model(report, redactor), excerpt=excerpt(report, redactor))
+
+
+def stored_ticket(
+    report: Report | None, excerpt: Excerpt, incident: Incident, redactor: Redactor
+) -> TicketInput:
+    """A ticket's input from a stored incident (stored redacted; redacted again with the
+    user's own patterns)."""
+    redactor = redactor.learned(
+        [
+            *(ln.text for ln in excerpt.lines),
+            incident.title,
+            incident.message or "",
+            *(o.signature_fine for o in incident.occurrences or []),
+        ]
+    )
+    if report is None:
+        report = load_report({"source": incident.title})
+    rep = redacted_model(report, redactor)
+    return TicketInput(
+        report=rep, excerpt=redacted(excerpt, redactor), incident=redacted(incident, redactor)
+    )
 
 
 def report_sources(report: Report, limit: int = 200) -> list[str]:
@@ -43,12 +108,94 @@ def report_sources(report: Report, limit: int = 200) -> list[str]:
     return out
 
 
-def excerpt(report: Report, redactor: Redactor, context: int = 8, limit: int = 400) -> str:
-    """The log lines around the evidence (or the first traceback), redacted, with numbers."""
+_CONTEXT_BEFORE = 3
+"""Lines of the failing process kept before its failure."""
+
+
+@model
+class FailureBlock:
+    """Where the originating failure is in the log: its process and its first and last line."""
+
+    process: str
+    start: int
+    end: int
+
+
+def failure_block(report: Report) -> FailureBlock | None:
+    """The originating failure as :mod:`tracelens.rulebook.origin` found it (else the first
+    evidence line, traceback or error line): the process that printed it and its lines."""
+    doc = report.document
+    line = doc.failure_line
+    if line and doc.failure_start and doc.failure_end:
+        process = next((r.stream for r in doc.records if r.line == line), "")
+        return FailureBlock(process=process, start=doc.failure_start, end=doc.failure_end)
+    if not line and report.diagnoses and report.diagnoses[0].evidence:
+        line = report.diagnoses[0].evidence[0].line
+    if not line and doc.tracebacks:
+        line = doc.tracebacks[0].start_line
+    if not line and doc.errors:
+        line = doc.errors[0].line
+    if not line:
+        return None
+    process = next((r.stream for r in doc.records if r.line == line), "")
+    for tb in doc.tracebacks:
+        if tb.start_line <= line <= tb.end_line and process in (tb.stream, *tb.streams):
+            return FailureBlock(process=process, start=tb.start_line, end=tb.end_line)
+    return FailureBlock(process=process, start=line, end=line)
+
+
+def _origin_records(report: Report, block: FailureBlock) -> list[Record]:
+    """The failing process's lines of the failure, in order, and a few before it: lines of
+    other processes and banners left out (a line with no process tag inside the failure is a
+    continuation of its message and kept)."""
+    before: list[Record] = []
+    inside: list[Record] = []
+    for rec in report.document.records:
+        if rec.line > block.end:
+            break
+        if is_banner(rec.text):
+            continue
+        if rec.line < block.start:
+            if rec.stream == block.process and rec.text.strip():
+                before.append(rec)
+        elif rec.stream == block.process or not rec.stream:
+            inside.append(rec)
+    return before[-_CONTEXT_BEFORE:] + inside
+
+
+def _key_safe(records: list[Record], enabled: bool) -> Iterator[tuple[Record, str]]:
+    """Each record with its text, the lines of a private key block replaced: the body is
+    dropped even when its BEGIN or END line is far away (no single-line pattern sees it)."""
+    in_key = False
+    for rec in records:
+        text = rec.text
+        if not enabled:
+            pass
+        elif "PRIVATE KEY" in text and "-----" in text:
+            in_key = "-----BEGIN" in text
+            text = "[REDACTED:private-key]"
+        elif in_key:
+            text = "[REDACTED:private-key]"
+        yield rec, text
+
+
+def excerpt(
+    report: Report,
+    redactor: Redactor,
+    context: int = 8,
+    limit: int = 400,
+    origin_limit: int = 300,
+) -> Excerpt:
+    """The log lines around the evidence (or the first traceback) and the originating
+    failure's own lines (:func:`failure_block`), redacted, with their numbers, processes and
+    marks. An originating failure longer than ``origin_limit`` lines keeps its first fifth
+    and its end."""
     doc = report.document
     lines: set[int] = set()
+    evidence: set[int] = set()
     if report.diagnoses:
         for e in report.diagnoses[0].evidence:
+            evidence.add(e.line)
             lines.update(range(e.line - context, e.line + context + 1))
     elif doc.tracebacks:
         tb = doc.tracebacks[0]
@@ -56,30 +203,32 @@ def excerpt(report: Report, redactor: Redactor, context: int = 8, limit: int = 4
     elif doc.errors:
         for err in doc.errors[:5]:
             lines.update(range(err.line - context, err.line + context + 1))
-    out, last = [], None
-    in_key = (
-        False  # inside a private key block: its body is dropped even when BEGIN or END is not shown
-    )
-    for rec in doc.records:
-        text = rec.text
-        if not redactor.enabled:
-            pass
-        elif "PRIVATE KEY" in text and "-----" in text:
-            in_key = "-----BEGIN" in text
-            if rec.line in lines:
-                text = "[REDACTED:private-key]"
-        elif in_key:
-            text = "[REDACTED:private-key]"
-        if rec.line not in lines:
+    block = failure_block(report)
+    origin = _origin_records(report, block) if block else []
+    gap = 0
+    if len(origin) > origin_limit:
+        head = origin_limit // 5
+        gap = origin[head - 1].line
+        origin = origin[:head] + origin[head - origin_limit :]
+    origin_ids = {id(rec) for rec in origin}
+    out = Excerpt(origin_gap=gap)
+    for rec, text in _key_safe(doc.records, redactor.enabled):
+        keep = id(rec) in origin_ids
+        if not keep and rec.line not in lines:
             continue
-        if last is not None and rec.line > last + 1:
-            out.append("...")
-        out.append(f"{rec.line}: {text}")
-        last = rec.line
-        if len(out) >= limit:
-            out.append("... (excerpt cut)")
-            break
-    return redactor("\n".join(out))
+        if not keep and len(out.lines) >= limit:
+            out.cut = True
+            continue
+        out.lines.append(
+            ExcerptLine(
+                line=rec.line,
+                text=redactor(text),
+                process=redactor(rec.stream) if rec.stream else "",
+                evidence=rec.line in evidence,
+                origin=keep,
+            )
+        )
+    return out
 
 
 def incident_fields(report: Report, redactor: Redactor) -> dict | None:
@@ -130,13 +279,11 @@ def save(
     fields = incident_fields(report, redactor)
     if fields is None:
         return None
-    data = redact_value(report_dict(report), redactor)
-    data.pop("document", None)
     return store.record(
         **fields,
         source=redactor(source),
         excerpt=excerpt(report, redactor),
-        report=data,
+        report=redacted_report(report, redactor),
         seen_at=seen_at,
         log_hash=log_hash,
         recount=recount,

@@ -20,10 +20,25 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracelens.incidents import queries
-from tracelens.incidents.sqlitelib import sqlite_utils
+from tracelens.incidents.connection import Database
+from tracelens.incidents.records import (
+    Excerpt,
+    Incident,
+    StoredOccurrence,
+    TicketLink,
+    decode_excerpt,
+    decode_report,
+    encode_excerpt,
+    evidence_lines,
+    occurrence_from_row,
+    parse_numbered,
+)
+
+if TYPE_CHECKING:
+    import sqlite_utils
 
 STATUSES = ("open", "resolved", "ignored")
 WINDOW = 50_000
@@ -135,6 +150,19 @@ def _m6_indexes(db: sqlite_utils.Database) -> None:
     queries.add_indexes(db.conn)
 
 
+def _m7_structured_excerpts(db: sqlite_utils.Database) -> None:
+    # excerpts were "N: text" lines; now records (line, text, process, evidence): the old ones
+    # are converted (their process is unknown; their evidence marks come from the report)
+    rows = db.execute("SELECT id, excerpt, report FROM occurrences").fetchall()
+    for occ_id, blob, report in rows:
+        text = zlib.decompress(blob).decode("utf-8", "replace") if blob else ""
+        if text.startswith("{"):
+            continue
+        data = json.loads(zlib.decompress(report)) if report else None
+        new = encode_excerpt(parse_numbered(text, evidence_lines(data)))
+        db.execute("UPDATE occurrences SET excerpt = ? WHERE id = ?", [new, occ_id])
+
+
 MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m1_initial,
     _m2_severity_and_resolution_time,
@@ -142,6 +170,7 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m4_log_hashes,
     _m5_documents,
     _m6_indexes,
+    _m7_structured_excerpts,
 )
 """Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
 
@@ -172,9 +201,10 @@ class Store:
             conn.execute("PRAGMA busy_timeout = 60000")
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA foreign_keys = ON")
+            conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils sets it
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
-        self.db = sqlite_utils.Database(conn)
+        self.db = Database(conn)
         self._checked = False
         self._migrate(migrations)
 
@@ -234,7 +264,7 @@ class Store:
             with self._write():
                 version = self.db.execute("PRAGMA user_version").fetchone()[0]
                 for k in range(version, len(migrations)):
-                    migrations[k](self.db)
+                    migrations[k](self.db.full)
                     self.db.execute(f"PRAGMA user_version = {k + 1}")
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable incident database ({exc})") from None
@@ -260,7 +290,7 @@ class Store:
         message: str,
         source: str,
         host: str | None,
-        excerpt: str,
+        excerpt: Excerpt | str,
         report: dict,
         seen_at: str | None = None,
         log_hash: str | None = None,
@@ -269,6 +299,7 @@ class Store:
     ) -> Recorded:
         """Add one occurrence; the same coarse fingerprint increments its incident. A log
         whose ``log_hash`` is already stored counts nothing again, unless ``recount``.
+        ``excerpt``: the lines kept (or their numbered text form, ``N: text`` lines).
         ``document``: the parsed log, redacted (see :mod:`tracelens.incidents.logdoc`)."""
         seen_at = seen_at or now()
         blob = zlib.compress(json.dumps(document).encode(), 6) if document is not None else None
@@ -317,7 +348,9 @@ class Store:
                         "seen_at": seen_at,
                         "source": source,
                         "host": host,
-                        "excerpt": zlib.compress(excerpt.encode("utf-8", "surrogatepass")),
+                        "excerpt": encode_excerpt(
+                            parse_numbered(excerpt) if isinstance(excerpt, str) else excerpt
+                        ),
                         "report": zlib.compress(json.dumps(report).encode()),
                         "log_hash": log_hash,
                     }
@@ -377,33 +410,35 @@ class Store:
             raise StoreError(f"no incident {incident_id}")
         return rows[0]
 
-    def incident(self, incident_id: int) -> dict:
-        inc = self._require(incident_id)
-        inc["occurrences"] = [
-            {k: v for k, v in occ.items() if k not in ("excerpt", "report")}
-            for occ in self.db.query(*queries.occurrences(incident_id))
+    def incident(self, incident_id: int) -> Incident:
+        """An incident with its occurrences (oldest first) and tickets."""
+        inc = Incident.from_row(self._require(incident_id))
+        inc.occurrences = [
+            occurrence_from_row(occ) for occ in self.db.query(*queries.occurrences(incident_id))
         ]
-        inc["tickets"] = list(self.db.query(*queries.tickets(incident_id)))
+        inc.tickets = [TicketLink(**t) for t in self.db.query(*queries.tickets(incident_id))]
         return inc
 
-    def latest_occurrence(self, incident_id: int) -> tuple[str, dict]:
-        """(excerpt, report) of the newest occurrence."""
+    def latest_occurrence(self, incident_id: int) -> StoredOccurrence:
+        """The excerpt and the report (with its parsed log, where one was kept) of the newest
+        occurrence."""
         row = self.db.execute(*queries.latest_occurrence(incident_id)).fetchone()
         if row is None:
-            return "", {}
-        return zlib.decompress(row[0]).decode("utf-8", "replace"), json.loads(
-            zlib.decompress(row[1])
+            return StoredOccurrence(excerpt=Excerpt())
+        from tracelens.incidents.logdoc import load_document
+
+        return StoredOccurrence(
+            excerpt=decode_excerpt(row[0]),
+            report=decode_report(row[1], load_document(self, incident_id)),
         )
 
-    def incidents(
-        self, *, limit: int | None = None, count: bool = False, **filters: Any
-    ) -> list[dict]:
+    def incidents(self, *, limit: int | None = None, **filters: Any) -> list[Incident]:
         """Incidents matching the filters (``status``, ``category``, ``rule_id``, ``since``,
-        ``search``), most recently seen first; with ``count``, one row ``{"n": N}``: how many
-        match in all."""
-        if count:
-            return [{"n": self.count(**filters)}]
-        return list(self.db.query(*queries.listing(limit=limit, **filters)))
+        ``search``), most recently seen first (how many match in all: :meth:`count`)."""
+        return [
+            Incident.from_row(row)
+            for row in self.db.query(*queries.listing(limit=limit, **filters))
+        ]
 
     def count(self, **filters: Any) -> int:
         """How many incidents match the filters of :meth:`incidents`."""

@@ -121,6 +121,7 @@ def evaluate(
     if origin is not None:
         doc.focus = run_span(doc, origin.line)
         doc.failure_line = origin.line
+        doc.failure_start, doc.failure_end = origin.start, origin.end
     ctx = Context(doc)
     haystack = ctx.text
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tracelens.models import Report, Traceback
+from tracelens.incidents.records import Excerpt, ExcerptLine, Incident
+from tracelens.models import Diagnosis, Record, Report, Traceback
 from tracelens.read.logread import clean
 
 
@@ -13,45 +14,47 @@ class DiagnosisView:
     """Everything the diagnosis screen needs, independent of where it came from."""
 
     source: str
-    report: dict
-    """The report in its JSON form (``diagnoses``, ``facts``)."""
-    lines: list[tuple[int, str]] = field(default_factory=list)
+    report: Report
+    """The report: diagnosed now, or loaded back from the store."""
+    lines: list[ExcerptLine] = field(default_factory=list)
     """Log lines to show (the whole log, or the stored excerpt), with their numbers."""
     tracebacks: list[Traceback] = field(default_factory=list)
-    incident: dict | None = None
+    incident: Incident | None = None
     similar: list[dict] = field(default_factory=list)
     live: Report | None = None
     """The live report, when the log was diagnosed now (it can then be saved)."""
+    excerpt: Excerpt | None = None
+    """The stored excerpt of an incident (what its ticket quotes)."""
 
     @property
-    def diagnoses(self) -> list[dict]:
-        return self.report.get("diagnoses") or []
+    def diagnoses(self) -> list[Diagnosis]:
+        return self.report.diagnoses
 
     @property
     def evidence_lines(self) -> list[int]:
         out: set[int] = set()
         for d in self.diagnoses:
-            out.update(e["line"] for e in d.get("evidence") or [])
+            out.update(e.line for e in d.evidence)
         return sorted(out)
 
     @property
     def title(self) -> str:
         if self.diagnoses:
-            return self.diagnoses[0]["title"]
+            return self.diagnoses[0].title
         if self.incident:
-            return self.incident.get("title") or "incident"
+            return self.incident.title or "incident"
         return "No known failure"
 
 
-def from_report(rep: Report) -> DiagnosisView:
-    from tracelens.render.jsonout import report_dict
+def _lines(records: list[Record]) -> list[ExcerptLine]:
+    return [ExcerptLine(line=r.line, text=clean(r.text), process=r.stream) for r in records]
 
-    data = report_dict(rep)
-    data.pop("document", None)
+
+def from_report(rep: Report) -> DiagnosisView:
     return DiagnosisView(
         source=rep.source,
-        report=data,
-        lines=[(r.line, clean(r.text)) for r in rep.document.records],
+        report=rep,
+        lines=_lines(rep.document.records),
         tracebacks=list(rep.document.tracebacks),
         similar=list(rep.similar),
         live=rep,
@@ -60,15 +63,26 @@ def from_report(rep: Report) -> DiagnosisView:
 
 def from_incident(store, incident_id: int) -> DiagnosisView:
     inc = store.incident(incident_id)
-    excerpt, rep = store.latest_occurrence(incident_id)
-    lines: list[tuple[int, str]] = []
-    for raw in excerpt.splitlines():
-        num, sep, text = raw.partition(": ")
-        if sep and num.isdigit():
-            lines.append((int(num), clean(text)))
+    stored = store.latest_occurrence(incident_id)
+    rep = stored.report or Report(source=inc.title, document=_empty(inc.title))
+    if rep.document.records:  # the parsed log was kept with the incident
+        lines = _lines(rep.document.records)
+    else:
+        lines = [
+            ExcerptLine(line=ln.line, text=clean(ln.text), process=ln.process, evidence=ln.evidence)
+            for ln in stored.excerpt.lines
+        ]
     return DiagnosisView(
-        source=inc["occurrences"][-1]["source"] if inc["occurrences"] else "",
+        source=inc.occurrences[-1].source if inc.occurrences else "",
         report=rep,
         lines=lines,
+        tracebacks=list(rep.document.tracebacks),
         incident=inc,
+        excerpt=stored.excerpt,
     )
+
+
+def _empty(source: str):
+    from tracelens.models import Document
+
+    return Document(source=source)
