@@ -138,9 +138,21 @@ class TracelensApp(App):
         self.push_screen(DiagnosisScreen(view))
 
     def action_help(self) -> None:
+        from tracelens.tui.screens.diagnosis import DiagnosisScreen
         from tracelens.tui.screens.dialogs import HelpScreen
+        from tracelens.tui.screens.incidents import IncidentsScreen
+        from tracelens.tui.screens.logview import LogReader
+        from tracelens.tui.screens.rules import RulesScreen
 
-        self.push_screen(HelpScreen())
+        owners: list[tuple[str, object]] = [
+            ("Everywhere", type(self)),
+            ("Incident list", IncidentsScreen),
+            ("Diagnosis", DiagnosisScreen),
+            ("Log (tab 2)", LogReader),
+            ("Rules", RulesScreen),
+            ("Dialogs", None),
+        ]
+        self.push_screen(HelpScreen(owners))
 
     def action_toggle_theme(self) -> None:
         self.theme = "textual-light" if self.theme == "textual-dark" else "textual-dark"
