@@ -1,0 +1,223 @@
+"""Focus and keys do what the screen and the help say: the rules browser's search box has the
+keys, remedies are chosen with Up/Down and copied with c / C, the clipboard message does not
+claim what it cannot know, the footer fits 80 columns, and the help lists every key."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from rich.console import Console
+from textual.binding import Binding
+from textual.widgets import DataTable, Input
+from textual.widgets._footer import FooterKey
+from tui_fixtures import make_store, own_config, seed_report  # noqa: F401 (autouse)
+
+from tracelens.tui import make_app
+from tracelens.tui.app import TracelensApp
+from tracelens.tui.keys import EXTRA
+from tracelens.tui.remedies import RemedyList, copy_text, remedy_text
+from tracelens.tui.screens.diagnosis import DiagnosisScreen
+from tracelens.tui.screens.dialogs import HelpScreen
+from tracelens.tui.screens.incidents import IncidentsScreen
+from tracelens.tui.screens.rules import RulesScreen
+
+
+def run(app, steps, size=(80, 24)):
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await steps(pilot, app)
+
+    asyncio.run(go())
+
+
+def notes(app) -> list[str]:
+    return [n.message for n in app._notifications]
+
+
+def test_rules_browser_search_box_has_the_keys(tmp_path):
+    async def steps(pilot, app):
+        await pilot.press("r")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, RulesScreen)
+        search = screen.query_one("#search", Input)
+        assert app.focused is search
+        await pilot.press(*"nccl")
+        await pilot.pause()
+        assert search.value == "nccl"
+        table = screen.query_one(DataTable)
+        await pilot.press("down", "down")  # the list moves, the box keeps the keys
+        assert app.focused is search and table.cursor_row == 2
+        await pilot.press("up")
+        assert table.cursor_row == 1
+        await pilot.press("enter")  # to the list, where o opens an example
+        assert app.focused is table
+        await pilot.press("slash")
+        assert app.focused is search
+
+    run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+def test_remedies_are_chosen_with_up_down_and_copied_with_c(tmp_path):
+    async def steps(pilot, app):
+        screen = app.screen
+        assert isinstance(screen, DiagnosisScreen)
+        remedies = screen.query_one(RemedyList)
+        assert app.focused is remedies and remedies.index == 0
+        assert len(remedies.remedies) >= 2
+        await pilot.press("c")
+        assert app.clipboard == copy_text(remedies.remedies[0])
+        await pilot.press("down", "c")
+        assert remedies.index == 1
+        assert app.clipboard == "\n".join(remedies.remedies[1].commands)
+        await pilot.press("C")
+        assert app.clipboard == "\n\n".join(
+            remedy_text(k, r) for k, r in enumerate(remedies.remedies, 1)
+        )
+        assert all(r.title in app.clipboard for r in remedies.remedies)
+
+    # tall enough that the first remedy shows on arrival (at 80x24 Down first scrolls to it)
+    run(make_app(db_path=tmp_path / "none.db", report=seed_report()), steps, size=(120, 50))
+
+
+def test_the_page_scrolls_past_the_remedies_and_the_list_never_scrolls_itself(tmp_path):
+    async def steps(pilot, app):
+        remedies = app.screen.query_one(RemedyList)
+        page = remedies.parent
+        assert page.scroll_y == 0 and remedies.below_the_page()  # the cause is read first
+        await pilot.press("down")  # the first remedy is below the screen: the page scrolls
+        await pilot.pause()
+        assert remedies.index == 0 and page.scroll_y == 1
+        while remedies.below_the_page():
+            await pilot.press("down")
+            await pilot.pause()
+        await pilot.press("down")  # on screen now: Down moves to the next remedy
+        assert remedies.index == 1
+        for _ in range(len(remedies.remedies) + 4):
+            await pilot.press("down")
+        await pilot.pause()
+        assert remedies.index == len(remedies.remedies) - 1
+        assert page.scroll_y > 0 and remedies.max_scroll_y == 0
+
+    run(make_app(db_path=tmp_path / "none.db", report=seed_report()), steps)
+
+
+@pytest.mark.parametrize(
+    "tmux, hint",
+    [(None, False), ("/tmp/tmux-0/default,1,0", True)],
+)
+def test_the_copy_message_does_not_claim_the_text_arrived(tmp_path, monkeypatch, tmux, hint):
+    if tmux:
+        monkeypatch.setenv("TMUX", tmux)
+    else:
+        monkeypatch.delenv("TMUX", raising=False)
+
+    async def steps(pilot, app):
+        await pilot.press("c")
+        await pilot.pause()
+        (message,) = notes(app)
+        assert "OSC 52" in message and "some terminals ignore it" in message
+        assert "copied" not in message.lower()
+        assert ("set-clipboard" in message) == hint
+
+    run(make_app(db_path=tmp_path / "none.db", report=seed_report()), steps)
+
+
+SCREENS = [
+    ("incidents", IncidentsScreen, []),
+    ("diagnosis", DiagnosisScreen, ["enter"]),
+    ("rules", RulesScreen, ["r"]),
+]
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+@pytest.mark.parametrize("name, cls, keys", SCREENS)
+def test_the_footer_fits_and_shows_every_key_it_should(tmp_path, size, name, cls, keys):
+    db = make_store(tmp_path / "incidents.db")
+
+    async def steps(pilot, app):
+        await pilot.press(*keys)
+        await pilot.pause()
+        assert isinstance(app.screen, cls)
+        if name == "rules":  # from the search box to the list, where every key works
+            await pilot.press("enter")
+            await pilot.pause()
+        shown = {k.key for k in app.screen.query(FooterKey)}
+        wanted = {
+            b.key
+            for b in [*TracelensApp.BINDINGS, *cls.BINDINGS]
+            if isinstance(b, Binding) and b.show
+        }
+        assert wanted <= shown
+        assert all(k.region.right <= size[0] for k in app.screen.query(FooterKey))
+
+    run(make_app(db_path=db), steps, size=size)
+
+
+def help_text(app) -> str:
+    console = Console(width=72, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(app.screen.table())
+    return console.export_text()
+
+
+@pytest.mark.parametrize("cls", [TracelensApp, IncidentsScreen, DiagnosisScreen, RulesScreen])
+def test_the_help_lists_every_key_of_every_screen_on_one_line(tmp_path, cls):
+    async def steps(pilot, app):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        lines = help_text(app).splitlines()
+        for b in cls.BINDINGS:
+            if b.action.startswith("tab("):
+                continue  # one row for the tab keys, below
+            key, what = app.get_key_display(b), b.tooltip or b.description
+            # the key and the start of its description on one line: the table does not wrap
+            assert any(
+                ln.strip().startswith(key + " ") and what.split()[0] in ln for ln in lines
+            ), (key, what)
+
+    run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+def test_the_help_names_the_tabs_and_the_keys_widgets_handle(tmp_path):
+    async def steps(pilot, app):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        text = help_text(app)
+        assert "1-5" in text and "similar" in text
+        for rows in EXTRA.values():
+            for _key, what in rows:
+                assert what.split(":")[0].split(";")[0] in " ".join(text.split())
+
+    run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+@pytest.mark.parametrize(
+    "keys, box",
+    [(["slash"], "#filter"), (["r"], "#search")],
+)
+def test_the_footer_does_not_offer_slash_inside_the_search_box(tmp_path, keys, box):
+    async def steps(pilot, app):
+        await pilot.press(*keys)
+        await pilot.pause()
+        assert app.focused is app.screen.query_one(box, Input)
+        assert "slash" not in {k.key for k in app.screen.query(FooterKey)}
+        await pilot.press("slash")
+        assert app.screen.query_one(box, Input).value == "/"  # typed, as the footer implies
+
+    run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+def test_the_help_scrolls_with_the_keys_at_80x24(tmp_path):
+    async def steps(pilot, app):
+        await pilot.press("question_mark")
+        await pilot.pause()
+        keys = app.screen.query_one("#help-keys")
+        assert app.focused is keys and keys.max_scroll_y > 0
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert keys.scroll_y > 0
+
+    run(make_app(db_path=tmp_path / "none.db"), steps)
