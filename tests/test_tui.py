@@ -106,7 +106,7 @@ def test_open_incident_resolve_attach_and_back(db):
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, DiagnosisScreen) and screen.view.incident is not None
-        inc_id = screen.view.incident["id"]
+        inc_id = screen.view.incident.id
         await pilot.press("x")
         await pilot.pause()
         assert isinstance(app.screen, ResolveScreen)
@@ -123,11 +123,11 @@ def test_open_incident_resolve_attach_and_back(db):
         await pilot.pause()
         assert isinstance(app.screen, IncidentsScreen)
         inc = Store(db).incident(inc_id)
-        assert inc["status"] == "resolved" and inc["remedy_worked"].startswith(
+        assert inc.status == "resolved" and inc.remedy_worked.startswith(
             "Remove kv_cache_quant_algo"
         )
-        assert inc["resolution_note"] == "removed the KV-cache keys"
-        assert [t["ref"] for t in inc["tickets"]] == ["OPS-42"]
+        assert inc.resolution_note == "removed the KV-cache keys"
+        assert [t.ref for t in inc.tickets] == ["OPS-42"]
 
     run(make_app(db_path=db), steps)
 
@@ -182,7 +182,7 @@ def test_save_new_log_then_export_ticket(tmp_path):
 
     db = tmp_path / "new.db"
     run(make_app(db_path=db, report=seed_report()), steps)
-    assert Store(db).incidents()[0]["rule_id"] == "vllm/attention/mla-fp8-kv-unsupported"
+    assert Store(db).incidents()[0].rule_id == "vllm/attention/mla-fp8-kv-unsupported"
 
 
 def test_new_log_by_path_and_by_paste(tmp_path):
@@ -194,7 +194,7 @@ def test_new_log_by_path_and_by_paste(tmp_path):
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, DiagnosisScreen)
-        assert app.screen.view.diagnoses[0]["category"] == "gpu-oom"
+        assert app.screen.view.diagnoses[0].category == "gpu-oom"
         await pilot.press("escape")
         await pilot.press("n")
         await pilot.pause()
@@ -204,7 +204,7 @@ def test_new_log_by_path_and_by_paste(tmp_path):
         app.screen.query_one("#go").press()
         await pilot.pause()
         assert isinstance(app.screen, DiagnosisScreen)
-        assert app.screen.view.diagnoses[0]["rule_id"] == "torch/device-side-assert"
+        assert app.screen.view.diagnoses[0].rule_id == "torch/device-side-assert"
 
     run(make_app(db_path=tmp_path / "none.db"), steps)
 
@@ -223,7 +223,7 @@ def test_rules_browser_search_read_and_open_example(tmp_path):
         await pilot.press("enter", "o")
         await pilot.pause()
         assert isinstance(app.screen, DiagnosisScreen)
-        assert app.screen.view.diagnoses[0]["rule_id"] == "vllm/attention/mla-fp8-kv-unsupported"
+        assert app.screen.view.diagnoses[0].rule_id == "vllm/attention/mla-fp8-kv-unsupported"
 
     run(make_app(db_path=tmp_path / "none.db"), steps)
 

@@ -106,11 +106,9 @@ class DiagnosisScreen(Screen):
         t = Text()
         if v.incident:
             inc = v.incident
-            t.append(
-                f"Incident #{inc['id']} · seen {inc['count']}x · {inc['status']}", style="bold"
-            )
-            if inc.get("remedy_worked"):
-                t.append(f" · fixed by: {inc['remedy_worked']}", style="green")
+            t.append(f"Incident #{inc.id} · seen {inc.count}x · {inc.status}", style="bold")
+            if inc.remedy_worked:
+                t.append(f" · fixed by: {inc.remedy_worked}", style="green")
             t.append("\n\n")
         if not v.diagnoses:
             t.append("No known failure matched this log.\n", style="bold")
@@ -122,14 +120,14 @@ class DiagnosisScreen(Screen):
                     )
             return t
         d = v.diagnoses[0]
-        t.append(d["title"] + "\n", style="bold")
-        kind = "symptom" if d.get("secondary") else "root cause"
+        t.append(d.title + "\n", style="bold")
+        kind = "symptom" if d.secondary else "root cause"
         t.append(
-            f"{d['category']} · {d['severity']} · {kind} · confidence {d['confidence']:.2f} · {d['rule_id']}\n\n",
+            f"{d.category} · {d.severity} · {kind} · confidence {d.confidence:.2f} · {d.rule_id}\n\n",
             style="dim",
         )
-        t.append(d["root_cause"] + "\n")
-        for note in d.get("notes") or []:
+        t.append(d.root_cause + "\n")
+        for note in d.notes:
             t.append("\nNote: ", style="bold yellow")
             t.append(note + "\n")
         return t
@@ -139,16 +137,16 @@ class DiagnosisScreen(Screen):
         self.commands = []
         if not self.view.diagnoses:
             return items
-        for k, r in enumerate(self.view.diagnoses[0].get("remedies") or [], 1):
-            mark = " (already in place)" if r.get("already_applied") else ""
-            worked = self.view.incident and self.view.incident.get("remedy_worked") == r["title"]
-            title = Text(f"{k}. {r['title']}{mark}", style="bold green" if worked else "bold")
+        for k, r in enumerate(self.view.diagnoses[0].remedies, 1):
+            mark = " (already in place)" if r.already_applied else ""
+            worked = self.view.incident and self.view.incident.remedy_worked == r.title
+            title = Text(f"{k}. {r.title}{mark}", style="bold green" if worked else "bold")
             items.append(ListItem(Label(title)))
-            self.commands.append("\n".join(r.get("commands") or []) or r["title"])
-            for step in r.get("steps") or []:
+            self.commands.append("\n".join(r.commands) or r.title)
+            for step in r.steps:
                 items.append(ListItem(Label(Text(f"   - {step}", style="dim"))))
                 self.commands.append(step)
-            for cmd in r.get("commands") or []:
+            for cmd in r.commands:
                 items.append(ListItem(Label(Text(f"   $ {cmd}", style="cyan"))))
                 self.commands.append(cmd)
         return items
@@ -158,24 +156,24 @@ class DiagnosisScreen(Screen):
         if not self.view.diagnoses:
             return t
         d = self.view.diagnoses[0]
-        if d.get("does_not_help"):
+        if d.does_not_help:
             t.append("\nDoes not help\n", style="bold")
-            for x in d["does_not_help"]:
+            for x in d.does_not_help:
                 t.append(f"  - {x}\n")
-        if d.get("evidence"):
+        if d.evidence:
             t.append("\nEvidence (tab 2 shows it in the log)\n", style="bold")
-            for e in d["evidence"]:
-                t.append(f"  {e['line']:>6}: {e['text'][:200]}\n")
-        if d.get("references"):
+            for e in d.evidence:
+                t.append(f"  {e.line:>6}: {e.text[:200]}\n")
+        if d.references:
             t.append("\nReferences\n", style="bold")
-            for ref in d["references"]:
+            for ref in d.references:
                 t.append(f"  {ref}\n")
         others = self.view.diagnoses[1:]
         if others:
             t.append("\nAlso found\n", style="bold")
             for o in others:
-                kind = "symptom" if o.get("secondary") else "cause"
-                t.append(f"  - {o['title']} ({o['category']}, {kind}, {o['rule_id']})\n")
+                kind = "symptom" if o.secondary else "cause"
+                t.append(f"  - {o.title} ({o.category}, {kind}, {o.rule_id})\n")
         return t
 
     def _fill_log(self) -> None:
@@ -187,10 +185,11 @@ class DiagnosisScreen(Screen):
         for n in evidence:
             wanted.update(range(n - CONTEXT, n + CONTEXT + 1))
         if not evidence:
-            wanted = {n for n, _ in self.view.lines[:400]}
+            wanted = {ln.line for ln in self.view.lines[:400]}
         last = None
         self.evidence_rows = []
-        for n, text in self.view.lines:
+        for ln in self.view.lines:
+            n, text = ln.line, ln.text
             if n not in wanted:
                 continue
             if last is not None and n > last + 1:
@@ -270,7 +269,7 @@ class DiagnosisScreen(Screen):
     def _fill_facts(self) -> None:
         table = self.query_one("#factstable", DataTable)
         table.add_columns("fact", "value")
-        for name, value in sorted((self.view.report.get("facts") or {}).items()):
+        for name, value in sorted(self.view.report.facts.items()):
             table.add_row(Text(name), Text(str(value)))
 
     def _fill_similar(self) -> None:
@@ -373,8 +372,7 @@ class DiagnosisScreen(Screen):
         from tracelens.tui.screens.dialogs import ResolveScreen
 
         remedies = [
-            r["title"]
-            for r in (self.view.diagnoses[0].get("remedies") if self.view.diagnoses else []) or []
+            r.title for r in (self.view.diagnoses[0].remedies if self.view.diagnoses else [])
         ]
         self.app.push_screen(ResolveScreen(remedies), self._resolved)
 
@@ -390,15 +388,15 @@ class DiagnosisScreen(Screen):
         if store is None:
             return
         try:
-            store.resolve(self.view.incident["id"], remedy, note)
+            store.resolve(self.view.incident.id, remedy, note)
         except StoreError as exc:
             store.close()
             self.notify(str(exc), severity="error")
             return
-        self.view.incident = store.incident(self.view.incident["id"])
+        self.view.incident = store.incident(self.view.incident.id)
         store.close()
         self.query_one("#summary", Static).update(self._summary())
-        self.notify(f"incident #{self.view.incident['id']} resolved")
+        self.notify(f"incident #{self.view.incident.id} resolved")
 
     def action_attach(self) -> None:
         if not self._need_incident():
@@ -418,7 +416,7 @@ class DiagnosisScreen(Screen):
         if store is None:
             return
         try:
-            store.attach(self.view.incident["id"], ref)
+            store.attach(self.view.incident.id, ref)
         except StoreError as exc:
             self.notify(str(exc), severity="error")
             return

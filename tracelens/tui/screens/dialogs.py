@@ -49,11 +49,6 @@ class _Form(_Dialog):
 class HelpScreen(_Dialog):
     """Every key, by screen: made from the screens' bindings (see :mod:`tracelens.tui.keys`)."""
 
-    def __init__(self, owners: list[tuple[str, object]]) -> None:
-        super().__init__()
-        self.owners = owners
-        """(section title, the app or screen class whose bindings it lists) in order."""
-
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="help"):
             yield Label(Text("Keys", style="bold"))
@@ -65,9 +60,21 @@ class HelpScreen(_Dialog):
         self.query_one("#help-keys").focus()  # Up/Down/PgDn scroll the keys at 80x24
 
     def table(self) -> Table:
+        from tracelens.tui.app import TracelensApp
         from tracelens.tui.keys import help_sections
+        from tracelens.tui.screens.diagnosis import DiagnosisScreen
+        from tracelens.tui.screens.incidents import IncidentsScreen
+        from tracelens.tui.screens.logview import LogReader
+        from tracelens.tui.screens.rules import RulesScreen
 
-        owners = self.owners
+        owners = [
+            ("Everywhere", TracelensApp),
+            ("Incident list", IncidentsScreen),
+            ("Diagnosis", DiagnosisScreen),
+            ("Log (tab 2)", LogReader),
+            ("Rules", RulesScreen),
+            ("Dialogs", None),
+        ]
         table = Table(show_header=False, box=None, expand=True, padding=(0, 1))
         table.add_column("key", no_wrap=True, style="bold", min_width=9)
         table.add_column("what", ratio=1)
@@ -217,21 +224,21 @@ class ExportScreen(_Form):
         return path.resolve()
 
     def _ok(self) -> None:
-        from tracelens.incidents.incident import excerpt as make_excerpt
-        from tracelens.incidents.incident import redact_value, report_sources
+        from tracelens.incidents.incident import live_ticket, stored_ticket
+        from tracelens.incidents.records import Excerpt
         from tracelens.incidents.redact import Redactor
         from tracelens.incidents.ticket import render_ticket
 
-        red = Redactor()
         v = self.view
         if v.live is not None:
-            red = red.learned(report_sources(v.live))
-            excerpt = make_excerpt(v.live, red)
+            made = live_ticket(v.live, Redactor())
+            if v.incident is not None:  # saved from this screen
+                made.incident = stored_ticket(None, Excerpt(), v.incident, Redactor()).incident
         else:
-            excerpt = red("\n".join(f"{n}: {t}" for n, t in v.lines))
+            assert v.incident is not None  # a view is live or of a stored incident
+            made = stored_ticket(v.report, v.excerpt or Excerpt(), v.incident, Redactor())
         fmt = str(self.query_one("#format", Select).value)
-        incident = redact_value(v.incident, red) if v.incident else None
-        self.text = render_ticket(fmt, redact_value(v.report, red), excerpt, incident)
+        self.text = render_ticket(fmt, made.report, made.excerpt, made.incident)
         path = Path(
             self.query_one("#path", Input).value.strip() or "tracelens-ticket.md"
         ).expanduser()
