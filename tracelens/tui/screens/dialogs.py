@@ -49,6 +49,11 @@ class _Form(_Dialog):
 class HelpScreen(_Dialog):
     """Every key, by screen: made from the screens' bindings (see :mod:`tracelens.tui.keys`)."""
 
+    def __init__(self, owners: list[tuple[str, object]]) -> None:
+        super().__init__()
+        self.owners = owners
+        """(section title, the app or screen class whose bindings it lists) in order."""
+
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="help"):
             yield Label(Text("Keys", style="bold"))
@@ -60,21 +65,9 @@ class HelpScreen(_Dialog):
         self.query_one("#help-keys").focus()  # Up/Down/PgDn scroll the keys at 80x24
 
     def table(self) -> Table:
-        from tracelens.tui.app import TracelensApp
         from tracelens.tui.keys import help_sections
-        from tracelens.tui.screens.diagnosis import DiagnosisScreen
-        from tracelens.tui.screens.incidents import IncidentsScreen
-        from tracelens.tui.screens.logview import LogReader
-        from tracelens.tui.screens.rules import RulesScreen
 
-        owners = [
-            ("Everywhere", TracelensApp),
-            ("Incident list", IncidentsScreen),
-            ("Diagnosis", DiagnosisScreen),
-            ("Log (tab 2)", LogReader),
-            ("Rules", RulesScreen),
-            ("Dialogs", None),
-        ]
+        owners = self.owners
         table = Table(show_header=False, box=None, expand=True, padding=(0, 1))
         table.add_column("key", no_wrap=True, style="bold", min_width=9)
         table.add_column("what", ratio=1)
