@@ -1,0 +1,49 @@
+"""The incident store's connection: plain ``sqlite3`` for reading, sqlite-utils on first use.
+
+Reading a store (the similar-incident search ``diagnose`` runs whenever one exists, the
+incident list, the TUI's first screen) needs only SQL through ``sqlite3``. Importing
+sqlite-utils costs more than that whole search (about 120 ms of CPU on a loaded 2-core machine,
+against 25 ms for a similar search over a million incidents), so it is imported when something
+uses more than ``execute`` and ``query``: a migration, a table's insert or update, ``db[...]``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+
+class Database:
+    """A connection with sqlite-utils' ``execute`` and ``query``; every other attribute is
+    sqlite-utils' :class:`~sqlite_utils.Database` over the same connection."""
+
+    def __init__(self, conn: sqlite3.Connection):
+        self.conn = conn
+
+    def execute(self, sql: str, parameters: Any = None) -> sqlite3.Cursor:
+        return self.conn.execute(sql, parameters or ())
+
+    def query(self, sql: str, params: Any = None) -> Iterator[dict]:
+        """The rows as dicts (column name: value)."""
+        cursor = self.conn.execute(sql, params or ())
+        names = [d[0] for d in cursor.description]
+        for row in cursor:
+            yield dict(zip(names, row))
+
+    @cached_property
+    def full(self) -> sqlite_utils.Database:
+        """sqlite-utils' Database (imported now)."""
+        from tracelens.incidents.sqlitelib import sqlite_utils
+
+        return sqlite_utils.Database(self.conn)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.full, name)
+
+    def __getitem__(self, name: str) -> Any:
+        return self.full[name]
