@@ -365,12 +365,16 @@ def _build(
         "prefilter": Prefilter([rec[5] for _n, rec, _e, _m in active]),
     }
     models = {k: m for k, (_n, _r, _e, m) in enumerate(active) if m is not None}
-    region = b"".join(blobs)
+    at: dict[int, int] = {}  # a blob's offset -> its place in blobs (no joined copy in memory)
+    pos = 0
+    for k, blob in enumerate(blobs):
+        at[pos] = k
+        pos += len(blob)
     run_bytes = pickle.dumps(run, protocol=pickle.HIGHEST_PROTOCOL)
     cat_bytes = pickle.dumps(new_catalog, protocol=pickle.HIGHEST_PROTOCOL)
-    index = Index(run, lambda off, n: region[off : off + n], lambda: new_catalog, models)
+    index = Index(run, lambda off, _n: blobs[at[off]], lambda: new_catalog, models)
     head = _HEAD.pack(_MAGIC, len(run_bytes), len(cat_bytes))
-    return index, [head, run_bytes, cat_bytes, region]
+    return index, [head, run_bytes, cat_bytes, *blobs]
 
 
 def _entry(
