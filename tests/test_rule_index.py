@@ -267,3 +267,14 @@ def test_several_folders_keep_their_order_and_replaces_through_the_index(
         assert cause_of(rs) == {"x/one": "from b" if replaces else "from a"}
         errors = [str(e) for e in rs.errors]
         assert (error in errors[0]) if error else errors == [], errors
+
+
+def test_an_example_log_added_beside_a_rule_is_listed(rules):
+    assert cheap(rules).get("x/one").examples == []
+    (rules / "x" / "one.example-2.log").write_text("boom\n")
+    (rules / "x" / "one.example.log").write_text("boom\n")
+    (rules / "x" / "other-notes.log").write_text("boom\n")
+    assert cheap(rules).get("x/one").examples == [
+        rules / "x" / "one.example-2.log",
+        rules / "x" / "one.example.log",
+    ]

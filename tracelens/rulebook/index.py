@@ -270,7 +270,7 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
 
 
 def _same(old: Index, new: Index, catalog: dict[str, tuple]) -> bool:
-    keys = ("dirs", "files", "cats")
+    keys = ("dirs", "files", "cats", "examples", "errors")
     if any(old.run[k] != new.run[k] for k in keys):
         return False
     return {k: v[:3] for k, v in catalog.items()} == {k: v[:3] for k, v in new.catalog().items()}
