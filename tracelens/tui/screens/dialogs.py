@@ -232,14 +232,19 @@ class ExportScreen(_Form):
             made = stored_ticket(v.report, v.excerpt or Excerpt(), v.incident, Redactor())
         fmt = str(self.query_one("#format", Select).value)
         self.text = render_ticket(fmt, made.report, made.excerpt, made.incident)
-        path = Path(
-            self.query_one("#path", Input).value.strip() or "tracelens-ticket.md"
-        ).expanduser()
+        path = self.target()
+        if isinstance(path, str):
+            self.notify(path, severity="error")
+            return
+        if path.exists() and self.confirm_replace != path:
+            self.confirm_replace = path
+            self.notify(f"{path} exists: press enter again to replace it", severity="warning")
+            return
         try:
             path.write_text(self.text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"{path}: {exc.strerror or exc}", severity="error")
             return
-        self.app.copy_to_clipboard(self.text)
-        self.notify(f"wrote {path} and copied it to the clipboard")
+        self.notify(f"ticket written to {path}")
+        self.tl.copy(self.text, "the ticket")
         self.dismiss(str(path))
