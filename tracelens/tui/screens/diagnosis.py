@@ -19,8 +19,6 @@ from textual.widgets import (
     Footer,
     Header,
     Label,
-    ListItem,
-    ListView,
     Static,
     TabbedContent,
     TabPane,
@@ -29,6 +27,7 @@ from textual.widgets import (
 
 from tracelens.models import Traceback
 from tracelens.parse.frames import is_plumbing, is_stdlib
+from tracelens.tui.remedies import RemedyList
 from tracelens.tui.view import DiagnosisView
 
 CONTEXT = 6
@@ -48,14 +47,15 @@ class DiagnosisScreen(Screen):
         return cast("TracelensApp", self.app)
 
     BINDINGS = [
-        Binding("escape", "back", "Back"),
-        Binding("c", "copy", "Copy cmd"),
-        Binding("e", "next_evidence", "Next evidence"),
-        Binding("E", "prev_evidence", "Prev", show=False),
-        Binding("s", "save", "Save"),
-        Binding("x", "resolve", "Resolve"),
-        Binding("a", "attach", "Attach"),
-        Binding("t", "export", "Ticket"),
+        Binding("escape", "back", "Back", tooltip="back to the previous screen"),
+        Binding("c", "copy", "Copy", tooltip="copy the highlighted remedy's commands"),
+        Binding("C", "copy_all", "Copy all", show=False, tooltip="copy every remedy"),
+        Binding("e", "next_evidence", "Evidence", tooltip="next evidence line in the log"),
+        Binding("E", "prev_evidence", "Prev", show=False, tooltip="previous evidence line"),
+        Binding("s", "save", "Save", tooltip="save the log as an incident"),
+        Binding("x", "resolve", "Resolve", tooltip="mark resolved: which remedy worked, a note"),
+        Binding("a", "attach", "Attach", tooltip="attach a ticket (URL or key)"),
+        Binding("t", "export", "Ticket", tooltip="write a ticket to a file (you choose where)"),
         Binding("1", "tab('diagnosis')", "Diagnosis", show=False),
         Binding("2", "tab('log')", "Log", show=False),
         Binding("3", "tab('traceback')", "Traceback", show=False),
@@ -66,7 +66,6 @@ class DiagnosisScreen(Screen):
     def __init__(self, view: DiagnosisView) -> None:
         super().__init__()
         self.view = view
-        self.commands: list[str] = []
         self.evidence_rows: list[int] = []
 
     def compose(self) -> ComposeResult:
@@ -76,9 +75,13 @@ class DiagnosisScreen(Screen):
                 with VerticalScroll():
                     yield Static(self._summary(), id="summary")
                     yield Label(
-                        Text("Remedies, in order (c copies the highlighted command)", style="bold")
+                        Text("Remedies, in order (↑↓ choose, c copies one, C all)", style="bold")
                     )
-                    yield ListView(*self._remedy_items(), id="remedies")
+                    yield RemedyList(
+                        self.view.diagnoses[0].remedies if self.view.diagnoses else [],
+                        self.view.incident.remedy_worked if self.view.incident else None,
+                        id="remedies",
+                    )
                     yield Static(self._rest(), id="rest")
             with TabPane("2 Log", id="log"):
                 yield DataTable(id="loglines", cursor_type="row", show_header=False)
@@ -88,7 +91,7 @@ class DiagnosisScreen(Screen):
                 yield DataTable(id="factstable", cursor_type="row")
             with TabPane("5 Similar", id="similar"):
                 yield DataTable(id="similartable", cursor_type="row")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     def on_mount(self) -> None:
         self.title = "tracelens"
@@ -97,7 +100,11 @@ class DiagnosisScreen(Screen):
         self._fill_tracebacks()
         self._fill_facts()
         self._fill_similar()
-        self.query_one(VerticalScroll).focus()
+        remedies = self.query_one(RemedyList)
+        # the remedies have the keys (Up/Down choose, c copies), the page stays at its top
+        (remedies if remedies.remedies else self.query_one(VerticalScroll)).focus(
+            scroll_visible=False
+        )
 
     # content ------------------------------------------------------------------------------------
 
@@ -109,6 +116,8 @@ class DiagnosisScreen(Screen):
             t.append(f"Incident #{inc.id} · seen {inc.count}x · {inc.status}", style="bold")
             if inc.remedy_worked:
                 t.append(f" · fixed by: {inc.remedy_worked}", style="green")
+            if inc.tickets:
+                t.append(" · ticket " + ", ".join(tk.ref for tk in inc.tickets), style="bold cyan")
             t.append("\n\n")
         if not v.diagnoses:
             t.append("No known failure matched this log.\n", style="bold")
@@ -131,25 +140,6 @@ class DiagnosisScreen(Screen):
             t.append("\nNote: ", style="bold yellow")
             t.append(note + "\n")
         return t
-
-    def _remedy_items(self) -> list[ListItem]:
-        items: list[ListItem] = []
-        self.commands = []
-        if not self.view.diagnoses:
-            return items
-        for k, r in enumerate(self.view.diagnoses[0].remedies, 1):
-            mark = " (already in place)" if r.already_applied else ""
-            worked = self.view.incident and self.view.incident.remedy_worked == r.title
-            title = Text(f"{k}. {r.title}{mark}", style="bold green" if worked else "bold")
-            items.append(ListItem(Label(title)))
-            self.commands.append("\n".join(r.commands) or r.title)
-            for step in r.steps:
-                items.append(ListItem(Label(Text(f"   - {step}", style="dim"))))
-                self.commands.append(step)
-            for cmd in r.commands:
-                items.append(ListItem(Label(Text(f"   $ {cmd}", style="cyan"))))
-                self.commands.append(cmd)
-        return items
 
     def _rest(self) -> Text:
         t = Text()
@@ -304,14 +294,24 @@ class DiagnosisScreen(Screen):
         self.query_one(TabbedContent).active = tab
 
     def action_copy(self) -> None:
-        lv = self.query_one("#remedies", ListView)
-        if lv.index is None or not self.commands:
-            self.notify("no command to copy", severity="warning")
+        chosen = self.query_one(RemedyList).selected
+        if chosen is None:
+            self.notify("no remedy to copy", severity="warning")
             return
-        text = self.commands[lv.index]
-        self.app.copy_to_clipboard(text)
-        self.copied = text
-        self.notify(f"copied: {text[:60]}")
+        from tracelens.tui.remedies import copy_text
+
+        k, remedy = chosen
+        self.copied = copy_text(remedy)
+        what = "its commands" if remedy.commands else "its steps"
+        self.tl.copy(self.copied, f"remedy {k} ({what})")
+
+    def action_copy_all(self) -> None:
+        remedies = self.query_one(RemedyList)
+        if not remedies.remedies:
+            self.notify("no remedy to copy", severity="warning")
+            return
+        self.copied = remedies.all_text()
+        self.tl.copy(self.copied, f"all {len(remedies.remedies)} remedies")
 
     def _jump(self, step: int) -> None:
         if not self.evidence_rows:
@@ -417,11 +417,13 @@ class DiagnosisScreen(Screen):
             return
         try:
             store.attach(self.view.incident.id, ref)
+            self.view.incident = store.incident(self.view.incident.id)
         except StoreError as exc:
             self.notify(str(exc), severity="error")
             return
         finally:
             store.close()
+        self.query_one("#summary", Static).update(self._summary())  # the header shows it
         self.notify(f"attached {ref}")
 
     def action_export(self) -> None:
