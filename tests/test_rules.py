@@ -8,12 +8,16 @@ from pathlib import Path
 import pytest
 
 from tracelens.authoring.catalogue import catalogue_md, schema_json
-from tracelens.authoring.checks import lint, run_tests
+from tracelens.authoring.checks import check_example, check_healthy, lint
 from tracelens.rulebook.load import categories, load, rule_dirs, shipped_healthy_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = load(rule_dirs())
-RESULTS = run_tests(RULES, [shipped_healthy_dir()])
+# Every example log ranks its rule first; one example in TRANSFORM_EVERY is also checked in
+# every envelope here (the whole matrix is `tracelens rules test`, which CI runs as its own step)
+TRANSFORM_EVERY = 8
+EXAMPLES = [(lr, ex) for lr in RULES.rules for ex in lr.examples]
+HEALTHY = sorted(shipped_healthy_dir().glob("*.log"))
 
 
 def test_no_broken_rule_files():
@@ -24,8 +28,23 @@ def test_lint_is_clean():
     assert lint(RULES) == []
 
 
-@pytest.mark.parametrize("result", RESULTS, ids=[r.name for r in RESULTS])
-def test_rule_examples_and_healthy_logs(result):
+def test_every_rule_has_an_example():
+    assert [lr.id for lr in RULES.rules if not lr.examples] == []
+
+
+@pytest.mark.parametrize(
+    "k,lr,example",
+    [(k, lr, ex) for k, (lr, ex) in enumerate(EXAMPLES)],
+    ids=[f"{lr.id} <- {ex.name}" for lr, ex in EXAMPLES],
+)
+def test_rule_example_ranks_its_rule_first(k, lr, example):
+    failed = [r for r in check_example(lr, example, RULES, k % TRANSFORM_EVERY == 0) if not r.ok]
+    assert failed == [], "; ".join(f"{r.name}: {r.detail}" for r in failed)
+
+
+@pytest.mark.parametrize("log", HEALTHY, ids=[p.name for p in HEALTHY])
+def test_healthy_log_is_silent(log):
+    result = check_healthy(log, RULES)
     assert result.ok, result.detail
 
 

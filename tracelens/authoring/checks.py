@@ -110,6 +110,26 @@ def why_not(lr, doc, rs: RuleSet) -> str:
     return "; ".join(failed) if failed else "every condition held"
 
 
+def check_example(lr, ex: Path, rs: RuleSet, transforms: bool = True) -> list[Result]:
+    """One example log: its rule at rank 1, and (with ``transforms``) under every envelope."""
+    doc = parse_path(str(ex))
+    ok, got = _rank1(lr, report(doc, rs))
+    name = f"{lr.rule.id} <- {ex.name}"
+    if not ok:
+        detail = f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"
+        if lr.rule.id not in got:
+            detail += f"; the rule did not fire: {why_not(lr, doc, rs)}"
+        return [Result(name, False, detail)]
+    return [Result(name, True), *(_under_transforms(lr, ex, rs) if transforms else [])]
+
+
+def check_healthy(log: Path, rs: RuleSet) -> Result:
+    """A healthy log: no error-level diagnosis."""
+    rep = report(parse_path(str(log)), rs)
+    bad = [x.rule_id for x in rep.diagnoses if x.severity in ERROR_LEVEL]
+    return Result(f"healthy {log.name}", not bad, f"error-level diagnoses: {bad}" if bad else "")
+
+
 def run_tests(
     rs: RuleSet, healthy_dirs: list[Path], only: str | None = None, transforms: bool = True
 ) -> list[Result]:
@@ -120,30 +140,11 @@ def run_tests(
         if not lr.examples:
             results.append(Result(lr.rule.id, False, "no example log"))
         for ex in lr.examples:
-            doc = parse_path(str(ex))
-            ok, got = _rank1(lr, report(doc, rs))
-            name = f"{lr.rule.id} <- {ex.name}"
-            if not ok:
-                detail = f"rank 1 is {got[0] if got else 'nothing'}; got {got[:4]}"
-                if lr.rule.id not in got:
-                    detail += f"; the rule did not fire: {why_not(lr, doc, rs)}"
-                results.append(Result(name, False, detail))
-                continue
-            results.append(Result(name, True))
-            if transforms:
-                results += _under_transforms(lr, ex, rs)
+            results += check_example(lr, ex, rs, transforms)
     if only is None:
         for d in healthy_dirs:
             for log in sorted(Path(d).glob("*.log")) if Path(d).is_dir() else []:
-                rep = report(parse_path(str(log)), rs)
-                bad = [x.rule_id for x in rep.diagnoses if x.severity in ERROR_LEVEL]
-                results.append(
-                    Result(
-                        f"healthy {log.name}",
-                        not bad,
-                        f"error-level diagnoses: {bad}" if bad else "",
-                    )
-                )
+                results.append(check_healthy(log, rs))
     return results
 
 
