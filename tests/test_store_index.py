@@ -453,3 +453,66 @@ def test_the_counts_table_follows_every_write(tmp_path, step):
     assert store.categories() == sorted(
         {r[0] for r in store.db.execute("SELECT category FROM incidents")}
     )
+
+
+# --- the TUI's incident list on a store larger than one page -------------------------------------
+
+BIG = 450  # more than the first page (SHOWN = 200)
+
+
+@pytest.mark.parametrize(
+    "widget, value, matched",
+    [
+        (None, None, BIG),
+        ("#status", "resolved", sum(1 for k in range(BIG) if STATUSES[k % 3] == "resolved")),
+        ("#category", "nccl", sum(1 for k in range(BIG) if CATEGORIES[k % 4] == "nccl")),
+    ],
+)
+def test_tui_filters_a_large_store_from_its_indexes(tmp_path, widget, value, matched):
+    from textual.widgets import DataTable, Select, Static
+
+    from tracelens.tui import make_app
+    from tracelens.tui.screens.incidents import SHOWN
+
+    fill(Store(tmp_path / "big.db"), BIG)
+
+    async def go():
+        app = make_app(db_path=tmp_path / "big.db")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            assert not screen.complete and len(screen.rows) == SHOWN  # the first page only
+            if widget:
+                screen.query_one(widget, Select).value = value
+                await pilot.pause()
+            assert screen.matched == matched and not screen.complete
+            assert screen.query_one(DataTable).row_count == min(matched, SHOWN)
+            assert f"{matched} of {BIG} incidents" in str(
+                screen.query_one("#count", Static).render()
+            )
+
+    asyncio.run(go())
+
+
+def test_tui_reads_every_incident_for_the_word_filter(tmp_path):
+    from textual.widgets import Input
+
+    from tracelens.tui import make_app
+
+    fill(Store(tmp_path / "big.db"), BIG)
+
+    async def go():
+        app = make_app(db_path=tmp_path / "big.db")
+        async with app.run_test(size=(100, 30)) as pilot:
+            await pilot.pause()
+            screen = app.screen
+            screen.query_one("#filter", Input).value = "incident"  # in every title
+            while not screen.complete:
+                await pilot.pause(0.05)
+            assert len(screen.rows) == BIG
+            assert [r["id"] for r in screen.rows] == [
+                r["id"] for r in Store(tmp_path / "big.db").listing()
+            ]
+            assert screen.matched == BIG
+
+    asyncio.run(go())
