@@ -3,6 +3,7 @@ diagnoses to its expected rule (or to nothing, for healthy logs)."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,18 @@ from tracelens.rulebook.load import default_rules
 from tracelens.rulebook.origin import Wrappers, find_origin
 
 LOGS = corpus_logs()
+
+
+@cache
+def _parsed(log: Path):
+    """Each log is parsed once per test process for the parse and fact checks (they only read
+    the document), and once more for the diagnosis (which marks the run that failed in it)."""
+    return parse_path(str(log))
+
+
+@cache
+def _reported(log: Path):
+    return report(parse_path(str(log)))
 
 
 def test_corpus_is_large_enough():
@@ -29,18 +42,18 @@ def _expect(log: Path) -> dict:
 
 @pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(CORPUS)) for p in LOGS])
 def test_parse(log):
-    assert summarize(parse_path(str(log))) == _expect(log)["parse"]
+    assert summarize(_parsed(log)) == _expect(log)["parse"]
 
 
 @pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(CORPUS)) for p in LOGS])
 def test_facts_and_top_rule(log):
     exp = _expect(log)
-    doc = parse_path(str(log))
+    doc = _parsed(log)
     facts = {name: f.value for name, f in doc.fact_map().items()}
     for name, value in (exp.get("facts") or {}).items():
         assert facts.get(name) == str(value), name
     if "top_rule" in exp:
-        got = [d.rule_id for d in report(doc).diagnoses]
+        got = [d.rule_id for d in _reported(log).diagnoses]
         assert (got[0] if got else None) == exp["top_rule"], got
 
 
@@ -55,7 +68,7 @@ def test_unrecognized_corpus_is_large_enough():
 @pytest.mark.parametrize("log", UNRECOGNIZED, ids=[p.name for p in UNRECOGNIZED])
 def test_unrecognized_failures_are_named_with_their_line(log):
     exp = _expect(log)["unrecognized"]
-    first = report(parse_path(str(log))).diagnoses[0]
+    first = _reported(log).diagnoses[0]
     assert first.rule_id == "unrecognized" and first.severity == "error"
     quoted = [e for e in first.evidence if e.line == exp["line"]]
     assert quoted and exp["text"] in quoted[0].text, [(e.line, e.text) for e in first.evidence]
@@ -64,8 +77,8 @@ def test_unrecognized_failures_are_named_with_their_line(log):
 
 @pytest.mark.parametrize("log", FAILING, ids=[str(p.relative_to(CORPUS)) for p in FAILING])
 def test_a_failing_log_leads_with_a_cause_not_a_symptom(log):
-    doc = parse_path(str(log))
-    rep = report(doc)
+    rep = _reported(log)
+    doc = rep.document
     first = rep.diagnoses[0]
     assert first.severity in ("error", "fatal"), first.rule_id
     origin, _ = find_origin(doc, Wrappers(default_rules().wrappers))
@@ -89,5 +102,5 @@ def test_healthy_corpus_is_large_enough():
 
 @pytest.mark.parametrize("log", HEALTHY, ids=[p.name for p in HEALTHY])
 def test_healthy_logs_get_no_error_level_diagnosis(log):
-    got = [(d.rule_id, d.severity) for d in report(parse_path(str(log))).diagnoses]
+    got = [(d.rule_id, d.severity) for d in _reported(log).diagnoses]
     assert not [g for g in got if g[1] in ("error", "fatal")], got
