@@ -207,6 +207,18 @@ def test_lists_and_counts_answer_as_a_scan_would(store, filters):
     assert store.count(**filters) == len(expected) > 0
 
 
+@pytest.mark.parametrize("rule", ["torch/gpu-oom", "nccl/watchdog-timeout", "no/such-rule"])
+def test_incidents_list_filters_by_rule(store, capsys, rule):
+    assert (
+        main(["incidents", "list", "--db", str(store.path), "--rule", rule, "--limit", "500"]) == 0
+    )
+    out = capsys.readouterr().out
+    expected = store.db.execute(
+        "SELECT count(*) FROM incidents WHERE rule_id = ?", [rule]
+    ).fetchone()[0]
+    assert (f"{expected} of {expected} incident(s)" in out) if expected else "no incidents" in out
+
+
 def test_pages_follow_one_another(store):
     pages, before = [], None
     while page := store.listing(37, before=before):
@@ -290,6 +302,8 @@ PATHS = [
             "open",
             "--category",
             "gpu-oom",
+            "--rule",
+            "torch/gpu-oom",
             "--since",
             "2025-02-01",
             "--search",

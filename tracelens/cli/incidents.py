@@ -94,6 +94,12 @@ def parse_since(value: str | None, now: datetime | None = None) -> str | None:
     "--category", default=None, help="Only incidents of this category (see rules/categories.yaml)."
 )
 @click.option(
+    "--rule",
+    "rule_id",
+    default=None,
+    help="Only incidents whose diagnosis is this rule (e.g. torch/gpu-oom).",
+)
+@click.option(
     "--since",
     default=None,
     help="Only incidents seen since: a date (2025-01-31), an age (3d, 12h, 2w), today or yesterday.",
@@ -111,7 +117,7 @@ def parse_since(value: str | None, now: datetime | None = None) -> str | None:
 @click.option(
     "--format", "fmt", type=click.Choice(["text", "json"]), default="text", help="Output format."
 )
-def incidents_list(db_path, status, category, since, search, limit, fmt) -> None:
+def incidents_list(db_path, status, category, rule_id, since, search, limit, fmt) -> None:
     """List incidents, most recently seen first.
 
     Example:
@@ -122,7 +128,8 @@ def incidents_list(db_path, status, category, since, search, limit, fmt) -> None
     check_category(category)
     since = parse_since(since)
     store = open_store(db_path, create=False)
-    filters = {"status": status, "category": category, "since": since, "search": search}
+    filters = {"status": status, "category": category, "rule_id": rule_id}
+    filters |= {"since": since, "search": search}
     rows = store.incidents(**filters, limit=limit)
     if fmt == "json":
         echo(json.dumps([_incident_json(r) for r in rows], indent=2))
