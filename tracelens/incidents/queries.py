@@ -64,7 +64,7 @@ COUNTS = (
 
 
 def add_indexes(conn: sqlite3.Connection) -> None:
-    """Schema 5: the indexes above and ``incident_counts``, filled from the incidents already
+    """Schema 6: the indexes above and ``incident_counts``, filled from the incidents already
     stored. Safe to run again: it rebuilds the counts and leaves everything else as it is."""
     for sql in INDEXES + COUNTS:
         conn.execute(sql)
