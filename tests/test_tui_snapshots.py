@@ -4,11 +4,12 @@ of the look: ``pytest tests/test_tui_snapshots.py --snapshot-update`` and review
 from __future__ import annotations
 
 import pytest
-from tui_fixtures import make_store, seed_report
+from tui_fixtures import make_store, own_config, seed_report  # noqa: F401 (autouse)
 
 from tracelens.tui import make_app
 
 SIZE = (80, 24)
+WIDE = (200, 50)
 
 
 @pytest.fixture()
@@ -16,8 +17,9 @@ def db(tmp_path):
     return make_store(tmp_path / "incidents.db")
 
 
-def test_incident_list(snap_compare, db):
-    assert snap_compare(make_app(db_path=db), terminal_size=SIZE)
+@pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
+def test_incident_list(snap_compare, db, size):
+    assert snap_compare(make_app(db_path=db), terminal_size=size)
 
 
 def test_incident_list_light_theme_filtered(snap_compare, db):
@@ -32,6 +34,13 @@ def test_diagnosis_tabs(snap_compare, tmp_path, tab):
     assert snap_compare(app, terminal_size=SIZE, press=[tab])
 
 
+@pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
+def test_diagnosis_remedies_after_down(snap_compare, tmp_path, size):
+    """At 80x24 Down first scrolls (the cause is long) to the first remedy, then moves to the next."""
+    app = make_app(db_path=tmp_path / "none.db", report=seed_report())
+    assert snap_compare(app, terminal_size=size, press=["down"] * 24)
+
+
 # a fixed set of shipped rules, so adding a rule to the knowledge base does not change the picture
 BROWSED_RULES = (
     "nccl/watchdog-timeout",
@@ -41,7 +50,8 @@ BROWSED_RULES = (
 )
 
 
-def test_rules_browser(snap_compare, tmp_path):
+@pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
+def test_rules_browser(snap_compare, tmp_path, size):
     import shutil
     from pathlib import Path
 
@@ -54,7 +64,7 @@ def test_rules_browser(snap_compare, tmp_path):
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(src, dst)
     app = make_app(db_path=tmp_path / "none.db", rules=load([root], cache=False))
-    assert snap_compare(app, terminal_size=SIZE, press=["r", "slash", *"nccl"])
+    assert snap_compare(app, terminal_size=size, press=["r", *"nccl"])
 
 
 @pytest.mark.parametrize("key", ["n", "question_mark"])
@@ -63,5 +73,6 @@ def test_dialogs_from_the_list(snap_compare, tmp_path, key):
 
 
 @pytest.mark.parametrize("key", ["x", "a", "t"])
-def test_dialogs_from_an_incident(snap_compare, db, key):
+def test_dialogs_from_an_incident(snap_compare, db, key, monkeypatch):
+    monkeypatch.chdir("/")  # the export dialog shows the folder it writes to: the same everywhere
     assert snap_compare(make_app(db_path=db), terminal_size=SIZE, press=["enter", key])
