@@ -105,7 +105,8 @@ def ingest(
     long_running()
     from concurrent.futures.process import BrokenProcessPool
 
-    from tracelens.fleet import pool
+    from tracelens.fleet import pool, raydata
+    from tracelens.fleet.raydata import FleetError
     from tracelens.fleet.results import ResultsError, require_pyarrow, write_parquet
     from tracelens.fleet.work import Settings, shown
     from tracelens.incidents.store import StoreError
@@ -121,13 +122,11 @@ def ingest(
         if results_path is not None:
             require_pyarrow()
         if address is not None:
-            from tracelens.fleet import raydata
-
             raydata.require_ray()
             items, missing = raydata.sources(paths)
         else:
             files, missing = pool.log_files(paths)
-    except (ResultsError, _fleet_error()) as exc:
+    except (ResultsError, FleetError) as exc:
         raise Failure(str(exc)) from None
     _load_rules(rules_dirs)  # a broken rule is one line here, before any work starts
     make_redactor(redact_regex, no_redact)  # likewise a bad --redact-regex
@@ -169,7 +168,7 @@ def ingest(
             "a worker process died (out of memory?): nothing was stored; "
             "run again with fewer --jobs"
         ) from None
-    except (ResultsError, _fleet_error()) as exc:
+    except (ResultsError, FleetError) as exc:
         raise Failure(str(exc)) from None
     finally:
         if started:
@@ -189,13 +188,3 @@ def ingest(
     )
     if missing:  # the rest went in; the exit code still says a path was wrong
         sys.exit(2)
-
-
-def _fleet_error() -> type[Exception]:
-    """The Ray path's error type, without importing it when Ray is not asked for."""
-    module = sys.modules.get("tracelens.fleet.raydata")
-    return module.FleetError if module is not None else _NoError
-
-
-class _NoError(Exception):
-    """Never raised: stands for the Ray path's error when that path was not taken."""

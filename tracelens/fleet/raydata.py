@@ -149,6 +149,7 @@ def diagnose_all(
     CPU of the cluster, or ``workers``). Ray must be started (:func:`start`)."""
     import ray
     import ray.data
+    import ray.exceptions
 
     if not items:
         return
@@ -170,7 +171,11 @@ def diagnose_all(
         num_cpus=1,
     )
     done: dict[int, bytes] = {}
-    for row in ds.iter_rows():
-        done[int(row["index"])] = row["outcome"]
+    try:
+        for row in ds.iter_rows():
+            done[int(row["index"])] = row["outcome"]
+    except ray.exceptions.RayError as exc:  # a worker died, the cluster went away ...
+        lines = str(exc).strip().splitlines() or [type(exc).__name__]
+        raise FleetError(f"Ray: {lines[0]}") from None
     for k in range(len(items)):
         yield pickle.loads(done[k])
