@@ -21,6 +21,7 @@ from tracelens.tui.screens.dialogs import (
     ResolveScreen,
 )
 from tracelens.tui.screens.incidents import IncidentsScreen
+from tracelens.tui.screens.logview import LogReader
 from tracelens.tui.screens.rules import RulesScreen
 
 SIZE = (80, 24)
@@ -145,14 +146,13 @@ def test_diagnosis_tabs_copy_and_evidence_jumps(tmp_path):
         await pilot.press("e")
         await pilot.pause()
         assert tabs.active == "log"
-        log = screen.query_one("#loglines", DataTable)
-        first = log.cursor_row
-        assert first in screen.evidence_rows
+        log = screen.query_one(LogReader).view
+        first = log.current.number
+        assert log.current.evidence
         await pilot.press("e")
-        second = log.cursor_row
-        assert second in screen.evidence_rows and second != first
+        assert log.current.evidence and log.current.number != first
         await pilot.press("E")
-        assert log.cursor_row == first
+        assert log.current.number == first
 
     run(make_app(db_path=tmp_path / "none.db", report=seed_report()), steps)
 

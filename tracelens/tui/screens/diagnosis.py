@@ -12,7 +12,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
@@ -22,22 +21,42 @@ from textual.widgets import (
     Static,
     TabbedContent,
     TabPane,
-    Tree,
 )
 
-from tracelens.models import Traceback
-from tracelens.parse.frames import is_plumbing, is_stdlib
+from tracelens.models import Record
+from tracelens.tui.loglines import LogLine, build_lines, whole_records
 from tracelens.tui.remedies import RemedyList
+from tracelens.tui.screens.logview import LogReader
+from tracelens.tui.screens.tracebacks import TracebackTree
 from tracelens.tui.view import DiagnosisView
 
-CONTEXT = 6
-"""Log lines shown around each evidence line."""
 
+def reader_for(view: DiagnosisView) -> LogReader:
+    """The log tab of a diagnosis: the whole log (a live log's records, or the parsed log
+    kept with a stored incident), else the stored excerpt; opened at the originating failure.
+    A live log parsed only around its trouble is read whole in the background."""
+    doc = view.report.document
+    evidence = view.evidence_lines
+    more = None
+    if doc.records:
+        lines = build_lines(doc.records, evidence, doc.tracebacks, doc.errors, doc.line_count)
+        note = "" if doc.full_parse else "a large log: the parts around its trouble"
+        if not doc.full_parse and view.live is not None:
 
-def is_library(frame) -> bool:
-    """Plumbing: the standard library, import machinery, and the generic call/dispatch frames
-    that fingerprints skip too (torch.nn call wrappers, multiprocessing, asyncio …)."""
-    return is_stdlib(frame) or is_plumbing(frame, keep_module_level=True)
+            def more() -> list[LogLine] | None:
+                whole = whole_records(doc)
+                if whole is None:
+                    return None
+                return build_lines(whole, evidence, doc.tracebacks, doc.errors, doc.line_count)
+
+    else:
+        records = [Record(line=ln.line, text=ln.text, stream=ln.process) for ln in view.lines]
+        lines = build_lines(records, evidence)
+        note = "stored excerpt" if view.incident is not None else ""
+    start = doc.failure_line or (evidence[0] if evidence else 0)
+    if not start and doc.tracebacks:
+        start = doc.tracebacks[0].start_line
+    return LogReader(lines, start, note, more)
 
 
 class DiagnosisScreen(Screen):
@@ -66,7 +85,6 @@ class DiagnosisScreen(Screen):
     def __init__(self, view: DiagnosisView) -> None:
         super().__init__()
         self.view = view
-        self.evidence_rows: list[int] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -84,9 +102,9 @@ class DiagnosisScreen(Screen):
                     )
                     yield Static(self._rest(), id="rest")
             with TabPane("2 Log", id="log"):
-                yield DataTable(id="loglines", cursor_type="row", show_header=False)
+                yield reader_for(self.view)
             with TabPane("3 Traceback", id="traceback"):
-                yield Tree(Text("tracebacks"), id="tracebacks")
+                yield TracebackTree(self.view.tracebacks, self._no_traceback(), id="tracebacks")
             with TabPane("4 Facts", id="facts"):
                 yield DataTable(id="factstable", cursor_type="row")
             with TabPane("5 Similar", id="similar"):
@@ -96,8 +114,6 @@ class DiagnosisScreen(Screen):
     def on_mount(self) -> None:
         self.title = "tracelens"
         self.sub_title = self.view.source
-        self._fill_log()
-        self._fill_tracebacks()
         self._fill_facts()
         self._fill_similar()
         remedies = self.query_one(RemedyList)
@@ -166,95 +182,11 @@ class DiagnosisScreen(Screen):
                 t.append(f"  - {o.title} ({o.category}, {kind}, {o.rule_id})\n")
         return t
 
-    def _fill_log(self) -> None:
-        table = self.query_one("#loglines", DataTable)
-        table.add_column("line", key="line")
-        table.add_column("text", key="text")
-        evidence = set(self.view.evidence_lines)
-        wanted: set[int] = set()
-        for n in evidence:
-            wanted.update(range(n - CONTEXT, n + CONTEXT + 1))
-        if not evidence:
-            wanted = {ln.line for ln in self.view.lines[:400]}
-        last = None
-        self.evidence_rows = []
-        for ln in self.view.lines:
-            n, text = ln.line, ln.text
-            if n not in wanted:
-                continue
-            if last is not None and n > last + 1:
-                table.add_row(Text("…", style="dim"), Text(""))
-            style = "bold black on yellow" if n in evidence else ""
-            row = table.add_row(Text(str(n), style="dim"), Text(text[:1000], style=style))
-            if n in evidence and (
-                not self.evidence_rows or self._row_line(self.evidence_rows[-1]) != n
-            ):
-                self.evidence_rows.append(table.get_row_index(row))
-            last = n
-
-    def _row_line(self, index: int) -> int:
-        cell = self.query_one("#loglines", DataTable).get_cell_at(Coordinate(index, 0))
-        return int(str(cell)) if str(cell).isdigit() else -1
-
-    def _fill_tracebacks(self) -> None:
-        tree = self.query_one("#tracebacks", Tree)
-        tree.show_root = False
-        if not self.view.tracebacks:
-            tree.root.add_leaf(
-                Text(
-                    "no traceback in this log"
-                    if self.view.live
-                    else "tracebacks are kept for live logs only; see the excerpt in tab 2"
-                )
-            )
-        for tb in self.view.tracebacks:
-            self._add_traceback(tree.root, tb)
-        tree.root.expand()
-
-    def _add_traceback(self, parent, tb: Traceback) -> None:
-        exc = tb.exception
-        head = (
-            f"{exc.type}: {exc.message.splitlines()[0] if exc and exc.message else ''}"
-            if exc
-            else "(cut off)"
-        )
-        where = f"line {tb.start_line}, {len(tb.streams) or 1} stream(s)"
-        node = parent.add(Text(f"{head[:150]}  [{where}]", style="bold"), expand=True)
-        for seg in tb.segments:
-            if len(tb.segments) > 1 or seg.link:
-                label = {
-                    "cause": "direct cause of the next",
-                    "context": "raised while handling the previous",
-                }.get(seg.link or "", "first")
-                seg_node = node.add(Text(f"segment ({label})", style="italic"), expand=True)
-            else:
-                seg_node = node
-            group: list = []
-
-            def flush(group: list = group, seg_node=seg_node) -> None:
-                if group:
-                    lib = seg_node.add(
-                        Text(f"{len(group)} library/plumbing frame(s)", style="dim"), expand=False
-                    )
-                    for f in group:
-                        lib.add_leaf(
-                            Text(f"{f.module or f.file}:{f.lineno} in {f.function}", style="dim")
-                        )
-                    group.clear()
-
-            for f in seg.frames:
-                if is_library(f):
-                    group.append(f)
-                    continue
-                flush()
-                seg_node.add_leaf(Text(f"{f.module or f.file}:{f.lineno} in {f.function}"))
-            flush()
-            if seg.exception is not None:
-                seg_node.add_leaf(
-                    Text(f"{seg.exception.type}: {seg.exception.message[:300]}", style="red")
-                )
-                for sub in seg.exception.nested:
-                    self._add_traceback(seg_node, sub)
+    def _no_traceback(self) -> str:
+        """What the traceback tab says when it has none to show."""
+        if self.view.live is not None or self.view.report.document.records:
+            return "no traceback in this log"
+        return "this incident was stored without its parsed log (by an older tracelens); see the excerpt in tab 2"
 
     def _fill_facts(self) -> None:
         table = self.query_one("#factstable", DataTable)
@@ -292,6 +224,8 @@ class DiagnosisScreen(Screen):
 
     def action_tab(self, tab: str) -> None:
         self.query_one(TabbedContent).active = tab
+        if tab == "log":  # the log's keys (/ n w l p) work at once
+            self.query_one(LogReader).view.focus()
 
     def action_copy(self) -> None:
         chosen = self.query_one(RemedyList).selected
@@ -314,19 +248,9 @@ class DiagnosisScreen(Screen):
         self.tl.copy(self.copied, f"all {len(remedies.remedies)} remedies")
 
     def _jump(self, step: int) -> None:
-        if not self.evidence_rows:
+        self.action_tab("log")
+        if not self.query_one(LogReader).view.next_evidence(step):
             self.notify("no evidence lines", severity="warning")
-            return
-        self.query_one(TabbedContent).active = "log"
-        table = self.query_one("#loglines", DataTable)
-        cur = table.cursor_row
-        rows = self.evidence_rows
-        if step > 0:
-            nxt = next((r for r in rows if r > cur), rows[0])
-        else:
-            nxt = next((r for r in reversed(rows) if r < cur), rows[-1])
-        table.move_cursor(row=nxt)
-        table.focus()
 
     def action_next_evidence(self) -> None:
         self._jump(1)
