@@ -221,3 +221,19 @@ def test_the_help_scrolls_with_the_keys_at_80x24(tmp_path):
         assert keys.scroll_y > 0
 
     run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+def test_down_or_enter_in_the_filter_goes_to_the_list(tmp_path):
+    db = make_store(tmp_path / "incidents.db")
+
+    async def steps(pilot, app):
+        table = app.screen.query_one(DataTable)
+        for key in ("down", "enter"):
+            await pilot.press("slash", *"gpu")
+            assert isinstance(app.focused, Input)
+            await pilot.press(key)
+            assert app.focused is table and app.screen.query_one("#filter", Input).value == "gpu"
+            await pilot.press("escape")  # clears the filter
+            assert app.screen.query_one("#filter", Input).value == ""
+
+    run(make_app(db_path=db), steps)

@@ -58,6 +58,7 @@ class IncidentsScreen(Screen):
         Binding("n", "new_log", "New log", tooltip="diagnose a log (a path or pasted text)"),
         Binding("r", "rules", "Rules", tooltip="the rules browser"),
         Binding("g", "reload", "Reload", show=False, tooltip="read the store again"),
+        Binding("down", "focus_list", "List", show=False, tooltip="from the filter: the list"),
         Binding(
             "escape",
             "clear_filter",
@@ -342,6 +343,9 @@ class IncidentsScreen(Screen):
 
     def action_focus_filter(self) -> None:
         self.query_one("#filter", Input).focus()
+
+    def action_focus_list(self) -> None:
+        self.query_one(DataTable).focus()
 
     def action_clear_filter(self) -> None:
         self.query_one("#filter", Input).value = ""
