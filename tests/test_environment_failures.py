@@ -52,11 +52,13 @@ def test_unwritable_database_is_one_line_exit_2(tmp_path, capsys, monkeypatch, c
 def _damage(db: Path) -> None:
     conn = REAL_CONNECT(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # the incidents table's root page: every command reads it (a page elsewhere may be one
+    # that an indexed read never touches)
+    root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'incidents'").fetchone()[0]
     conn.close()
     data = bytearray(db.read_bytes())
     size = int.from_bytes(data[16:18], "big")
-    page = len(data) // size // 2
-    data[page * size : (page + 1) * size] = b"\xde\xad\xbe\xef" * (size // 4)
+    data[(root - 1) * size : root * size] = b"\xde\xad\xbe\xef" * (size // 4)
     db.write_bytes(bytes(data))
 
 

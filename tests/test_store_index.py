@@ -530,3 +530,21 @@ def test_tui_reads_every_incident_for_the_word_filter(tmp_path):
             assert screen.matched == BIG
 
     asyncio.run(go())
+
+
+@pytest.mark.parametrize("where", [0.5, 0.75])  # a page of whatever lies there
+def test_a_damaged_page_is_one_line_before_a_write(tmp_path, capsys, where):
+    db = tmp_path / "d.db"
+    assert main(["ingest", "--db", str(db), str(SEED), str(OOM), str(NCCL)]) == 0
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    size = int.from_bytes(data[16:18], "big")
+    page = int(len(data) // size * where)
+    data[page * size : (page + 1) * size] = b"\xde\xad\xbe\xef" * (size // 4)
+    db.write_bytes(bytes(data))
+    capsys.readouterr()
+    assert main(["ingest", "--db", str(db), "--recount", str(SEED)]) == 2
+    err = capsys.readouterr().err.replace("ingesting", "").strip()
+    assert len(err.splitlines()) == 1 and "malformed" in err and "internal error" not in err

@@ -248,8 +248,12 @@ class Store:
         except sqlite3.DatabaseError as exc:
             rows = [str(exc)]
         if rows != ["ok"]:
+            # one line: quick_check's first finding, under its "*** in database main ***" header
+            detail = " ".join(rows[0].replace("*** in database main ***", "").split())
+            if "malformed" not in detail:
+                detail = f"database disk image is malformed: {detail}"
             raise StoreError(
-                f"{self.path}: the database is damaged ({rows[0]}); nothing was written. "
+                f"{self.path}: the database is damaged ({detail}); nothing was written. "
                 f"Restore a copy, or rebuild it with: sqlite3 {self.path} .recover"
             )
         self._checked = True
