@@ -260,3 +260,31 @@ def test_hyperscan_is_imported_only_for_a_log_large_enough_to_scan(large, tmp_pa
         [sys.executable, "-c", code, str(log)], capture_output=True, text=True, check=True
     )
     assert out.stdout.split() == [str(not large), str(large and HAS_HYPERSCAN)]
+
+
+class _NoReadinto:
+    """A file object with read and seek only (SpooledTemporaryFile before Python 3.11)."""
+
+    def __init__(self, data: bytes):
+        self._fp = io.BytesIO(data)
+        self.seek, self.read, self.tell = self._fp.seek, self._fp.read, self._fp.tell
+
+
+@pytest.mark.parametrize("reader", ["no-readinto", "no-preadv"])
+def test_chunks_read_without_readinto_or_preadv_give_the_same_windows(
+    reader, tmp_path, monkeypatch
+):
+    data = INPUTS["spanning-chunks"] * 4
+    expected = _windows_with("re2", data, monkeypatch)
+    if reader == "no-readinto":
+        windows, lines = scan.find_windows(_NoReadinto(data))  # type: ignore[arg-type]
+    else:  # the scanning processes read with os.pread instead
+        monkeypatch.delattr(scan.os, "preadv", raising=False)
+        monkeypatch.setattr(scan, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(scan.os, "cpu_count", lambda: 2)
+        log = tmp_path / "x.log"
+        log.write_bytes(data)
+        with open(log, "rb") as fp:
+            assert scan._parallel_ok(fp, len(data)) == 2  # really in forked processes
+            windows, lines = scan.find_windows(fp)
+    assert ([(w.start, w.end, w.anchor, w.anchor_line) for w in windows], lines) == expected
