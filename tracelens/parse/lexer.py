@@ -39,7 +39,9 @@ _DEDENTED_CARET = re.compile(r"[~^]*\^[~^]*\s*$")
 _NEW_OUTPUT = re.compile(
     r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> |```|</?details>|(?:\(\S+\) )?PS [A-Za-z]:\\|"
-    r"\S+\.py:\d+: \w*Warning: "
+    r"\S+\.py:\d+: \w*Warning: |"
+    # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
+    r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"
 )
 # PowerShell wraps a native command's stderr: "python : Traceback …", then these lines
 _PS_WRAPPER = re.compile(

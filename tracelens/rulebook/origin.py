@@ -126,8 +126,18 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     for j in range(k - 1, max(k - 3, -1), -1):
         rec = doc.records[j]
         if rec.stream == tb.stream:
-            return (rec.level or "") in _HANDLED
+            # a bare traceback right under a warning: the handler's, if the program logged on
+            # after it; an uncaught one ends the program's output (a warning that happened to
+            # be the line before it proves nothing)
+            return (rec.level or "") in _HANDLED and _logged_after(doc, pos, tb)
     return False
+
+
+def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
+    k = pos.get(tb.end_line)
+    if k is None:
+        return False
+    return any(rec.level and rec.stream == tb.stream for rec in doc.records[k + 1 :])
 
 
 def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "") -> bool:

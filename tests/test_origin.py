@@ -1,0 +1,45 @@
+"""The originating failure: which traceback a log's failure starts from, and which it does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.engine import diagnose, parse
+from tracelens.rulebook.load import default_rules
+from tracelens.rulebook.origin import Wrappers, find_failures
+
+TB = (
+    "Traceback (most recent call last):\n"
+    '  File "/app/bench.py", line 58, in <module>\n'
+    "    llm = LLM(model=args.model)\n"
+    '  File "/opt/py/vllm/model_executor/layers/attention.py", line 51, in __init__\n'
+    '    raise ValueError(f"head_size ({self.head_size}) is not supported. "\n'
+    "ValueError: head_size (100) is not supported. Supported head sizes: [64, 80, 96, 128].\n"
+)
+WARN = "WARNING 07-03 12:58:44 tokenizer.py:63] Using a slow tokenizer.\n"
+INFO = "INFO 07-03 12:58:45 llm_engine.py:60] Retrying with the fast tokenizer\n"
+
+
+@pytest.mark.parametrize(
+    "log,origin_line",
+    [
+        # an uncaught traceback right under an unrelated warning line: the program's end
+        (WARN + TB, 7),
+        (WARN + TB + "(venv) user@ws-07:~/bench$ \n", 7),
+        # the same under a warning, and the program logged on: the handler's (logged, handled)
+        (WARN + TB + INFO, None),
+        # no warning above it: a failure
+        (INFO + TB, 7),
+    ],
+    ids=["under-a-warning", "then-a-shell-prompt", "warning-handler-carried-on", "under-info"],
+)
+def test_a_traceback_under_a_warning_is_handled_only_if_the_program_went_on(log, origin_line):
+    doc = parse(log)
+    origin = find_failures(doc, Wrappers(default_rules().wrappers)).origin
+    assert (origin.line if origin else None) == origin_line
+
+
+def test_a_shell_prompt_after_the_exception_is_not_part_of_its_message():
+    first = diagnose(WARN + TB + "(venv) user@ws-07:~/bench$ ls\n").diagnoses[0]
+    assert "user@ws-07" not in " ".join([first.root_cause, *first.notes])
+    assert first.severity == "error"
