@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass
@@ -39,6 +40,7 @@ from pathlib import Path
 import yaml
 
 from tracelens.engine import parse_path
+from tracelens.models import ERROR_LEVEL
 from tracelens.rulebook import calibration
 from tracelens.rulebook.load import default_rules
 from tracelens.rulebook.rank import evaluate
@@ -66,6 +68,8 @@ class Answer:
     raw: float
     confidence: float
     right: bool
+    rule: str = ""
+    category: str = ""
 
 
 def labelled(rules) -> list[Case]:
@@ -93,7 +97,7 @@ def held_out(folder: Path) -> list[Case]:
     for js in sorted(folder.glob("*.json")):
         cat = json.loads(js.read_text()).get("category")
         log = js.with_suffix(".log")
-        if cat and cat != "none" and log.exists():
+        if cat and log.exists():
             cases.append(Case(folder.name, log, None, cat))
     return cases
 
@@ -108,6 +112,8 @@ def answer(case: Case, rules, left_out: bool, table) -> Answer | None:
         )
     finally:
         calibration.TABLE = saved
+    if case.category == "none":  # a healthy log: only an alarm is an answer (a wrong one)
+        diags = [d for d in diags if d.severity in ERROR_LEVEL]
     if not diags:
         return None
     first = diags[0]
@@ -116,7 +122,14 @@ def answer(case: Case, rules, left_out: bool, table) -> Answer | None:
     origin = find_failures(doc, Wrappers(rules.wrappers)).origin
     kind = calibration.kind_of(first, origin is not None and explains(first, origin))
     return Answer(
-        case, left_out, kind, first.confidence, first.confidence, first.category == case.category
+        case,
+        left_out,
+        kind,
+        first.confidence,
+        first.confidence,
+        first.category == case.category,
+        first.rule_id,
+        first.category,
     )
 
 
@@ -208,8 +221,17 @@ def main() -> int:
     ap.add_argument("--min-step", type=int, default=10)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--check", nargs="*", type=Path, default=[])
+    ap.add_argument(
+        "--record",
+        type=Path,
+        metavar="FOLDER",
+        help="append the first diagnoses of a held-out round (run_eval cases) to the recorded "
+        "answers, as this tree gives them: run it before any rule is written for the round",
+    )
     args = ap.parse_args()
     rules = default_rules()
+    if args.record:
+        return record(args.record, rules)
     held = recorded()
     simulated: list[Answer] = []
     in_sample: list[Answer] = []
@@ -232,6 +254,18 @@ def main() -> int:
     report += md_table(bins(held, None))
     report += ["", "## Held-out rounds: calibrated", ""]
     report += md_table(bins(held, table))
+    rounds = sorted({a.case.source for a in held})
+    if len(rounds) > 1:  # the table fit without the latest round, scored on that round
+        last = rounds[-1]
+        earlier = fit([a for a in held if a.case.source != last], simulated, args.min_step)
+        latest = [a for a in held if a.case.source == last]
+        report += [
+            "",
+            f"## Validation: fit on {', '.join(rounds[:-1])} only, scored on {last} "
+            f"({len(latest)} first diagnoses)",
+            "",
+        ]
+        report += md_table(bins(latest, earlier))
     report += [
         "",
         f"## Unrecognized, own rule left out and corpus ({len(simulated)}): calibrated",
@@ -258,6 +292,33 @@ def main() -> int:
         MODULE.write_text(src)
         DOC.write_text(text)
         print(f"wrote {MODULE.relative_to(ROOT)} and {DOC.relative_to(ROOT)}", file=sys.stderr)
+    return 0
+
+
+def record(folder: Path, rules) -> int:
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT
+    ).stdout.strip()
+    rows = []
+    for case in held_out(folder):
+        a = answer(case, rules, False, {})
+        if a is not None:
+            rows.append(
+                {
+                    "round": folder.name,
+                    "commit": commit,
+                    "log": case.log.name,
+                    "expected": case.category,
+                    "rule": a.rule,
+                    "category": a.category,
+                    "raw": a.raw,
+                    "kind": a.kind,
+                }
+            )
+    with HELD_OUT.open("a") as f:
+        for row in rows:
+            f.write(json.dumps(row) + "\n")
+    print(f"recorded {len(rows)} first diagnoses of {folder.name}", file=sys.stderr)
     return 0
 
 
