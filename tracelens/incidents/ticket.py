@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from tracelens.incidents.records import Excerpt, ExcerptLine, Incident, is_banner
 from tracelens.models import Diagnosis, Report, to_dict
+from tracelens.regex import compile_regex
 from tracelens.render.common import (
     fence,
     important_facts,
@@ -38,9 +39,11 @@ TICKET_FORMATS = ("markdown", "jira", "json", "github-url")
 GITHUB_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
 """OWNER/NAME as GitHub allows them: an owner of up to 39 letters, digits and hyphens, a name
 of up to 100 letters, digits, ``.``, ``_`` and ``-``; nothing that could add to the URL."""
-_SITE = re.compile(r"""(?:[A-Za-z]:)?[^\s"'(]*[/\\](?=(?:site|dist)-packages[/\\])""")
+# RE2 (linear time: a ticket's excerpt may hold lines of any length); no lookarounds there, so
+# the boundary character is captured and put back
+_SITE = compile_regex(r"""(?:[A-Za-z]:)?[^\s"'(]*[/\\]((?:site|dist)-packages[/\\])""")
 """The install prefix of a package path (``/home/me/.venv/lib/python3.12/``)."""
-_HOME = re.compile(r"""(?<![\w/])(?:/home|/Users)/[^/\s"']+(?=/)|(?<![\w/])/root(?=/)""")
+_HOME = compile_regex(r"""(^|[^\w/])(?:(?:/home|/Users)/[^/\s"']+|/root)/""", multiline=True)
 _LOCAL = re.compile(r"^(?:~|/|[A-Za-z]:[/\\]|\.\.?/)")
 
 
@@ -89,7 +92,7 @@ def public_paths(text: str) -> str:
     """Paths of the user's machine shortened: a package's install prefix to ``.../`` (what
     is left, ``site-packages/vllm/...``, is what a maintainer reads) and a home directory to
     ``~``."""
-    return _HOME.sub("~", _SITE.sub(".../", text))
+    return _HOME.sub(r"\1~/", _SITE.sub(r".../\1", text))
 
 
 def excerpt_head(excerpt: Excerpt) -> str:
