@@ -39,16 +39,26 @@ class LogReader(Vertical):
     LogReader { height: 1fr; }
     LogReader > LogView { height: 1fr; }
     LogReader > #logstatus { height: 1; background: $panel; padding: 0 1; }
+    LogReader > #loghint { height: 1; padding: 0 1; color: $text-muted; }
     """
+    # The reader's keys are on their own hint line (below), not in the footer: with the
+    # screen's incident keys the footer would not fit 80 columns
     BINDINGS = [
-        Binding("slash", "search", "Search", tooltip="search the log (any case)"),
-        Binding("n", "match(1)", "Next", tooltip="next match"),
+        Binding("slash", "search", "Search", show=False, tooltip="search the log (any case)"),
+        Binding("n", "match(1)", "Next", show=False, tooltip="next match"),
         Binding("N", "match(-1)", "Prev", show=False, tooltip="previous match"),
-        Binding("w", "wrap", "Wrap", tooltip="wrap long lines, or scroll them (← →)"),
-        Binding("l", "level", "Level", tooltip="levels: all, warning and above, error and above"),
-        Binding("p", "process(1)", "Process", tooltip="next line of another process"),
+        Binding("w", "wrap", "Wrap", show=False, tooltip="wrap long lines, or scroll them (← →)"),
+        Binding(
+            "l",
+            "level",
+            "Level",
+            show=False,
+            tooltip="levels: all, warning and above, error and above",
+        ),
+        Binding("p", "process(1)", "Process", show=False, tooltip="next line of another process"),
         Binding("P", "process(-1)", "Prev", show=False, tooltip="previous line of another process"),
     ]
+    HINT = "/ search  n N match  w wrap  l level  p P process  e E evidence  ← → scroll"
 
     def __init__(
         self,
@@ -75,6 +85,7 @@ class LogReader(Vertical):
         search.display = False
         yield search
         yield Static(id="logstatus")
+        yield Static(Text(self.HINT, no_wrap=True, overflow="ellipsis"), id="loghint")
 
     def on_mount(self) -> None:
         if self.more is not None:
