@@ -348,3 +348,22 @@ def test_ticket_fences_survive_backticks_and_url_fits():
     assert url.startswith("https://github.com/vllm-project/vllm/issues/new?title=")
     assert len(url) <= GITHUB_URL_LIMIT
     assert "Root cause" in unquote(url)
+
+
+HANDLED = [
+    "manual-batch-size-search-oom-caught-ok.log",  # an OOM caught by a batch-size search
+]
+
+
+@pytest.mark.parametrize("name", HANDLED)
+def test_a_healthy_log_with_handled_tracebacks_stores_no_incident(tmp_path, name):
+    """A log with no diagnosis shows no failure (a failure always gets one, 'unrecognized' at
+    worst): its handled tracebacks are not an incident, for ingest or for --save."""
+    log = Path(__file__).resolve().parent.parent / "corpus" / "healthy" / name
+    assert "CUDA out of memory" in log.read_text()
+    db = tmp_path / "i.db"
+    assert main(["ingest", str(log), "--db", str(db), "--jobs", "1"]) == 0
+    assert main(["incidents", "list", "--db", str(db), "--format", "json"]) in (0, 2)
+    from tracelens.incidents.store import Store
+
+    assert not db.exists() or Store(str(db)).count() == 0

@@ -235,15 +235,15 @@ def incident_fields(report: Report, redactor: Redactor) -> dict | None:
     """The store fields for a report; ``None`` when the log shows no failure. ``redactor``
     has learned the report's sources (:func:`report_sources`)."""
     top = report.diagnoses[0] if report.diagnoses else None
+    if top is None:
+        # no diagnosis at all: a failure would have one (the first is ``unrecognized`` when no
+        # rule knows it), so the tracebacks this log holds were handled (an OOM caught by a
+        # batch-size search, a retried download): nothing to store
+        return None
     sig = signature(report.document, top, redactor)
     if sig is None:
         return None
-    if top is not None:
-        title, category, rule_id, severity = top.title, top.category, top.rule_id, top.severity
-    else:
-        first = sig.message.splitlines()[0] if sig.message else ""
-        title = f"{sig.exception_type}: {first}" if sig.exception_type else first
-        category, rule_id, severity = UNCLASSIFIED, None, "error"
+    title, category, rule_id, severity = top.title, top.category, top.rule_id, top.severity
     facts = report.document.fact_map()
     host = facts["host"].value if "host" in facts else None
     # every field is redacted whole, then cut: a cut first would leave half a key that no
