@@ -169,12 +169,15 @@ def evaluate(
         )
     out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], d.rule_id))
     out = _drop_restatements(out)
-    known = index(ruleset)
-    if exclude:
-        known = [e for e in known if e.rule_id not in exclude]
-    out = settle(doc, out, failures, lambda o: nearest(o, known), THRESHOLD)
+    out = settle(doc, out, failures, lambda o: nearest(o, _known(ruleset, exclude)), THRESHOLD)
     calibrate(out, bool(out) and origin is not None and explains(out[0], origin))
     return out
+
+
+def _known(ruleset: RuleSet, exclude: frozenset[str]):
+    """The nearest-failure index (read only when a failure is unrecognized), less ``exclude``."""
+    known = index(ruleset)
+    return [e for e in known if e.rule_id not in exclude] if exclude else known
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:
