@@ -3,11 +3,9 @@ temporary store and corpus logs)."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from textual.widgets import DataTable, Input, Select, TabbedContent
-from tui_fixtures import LOGS, SEED, make_store, own_config, seed_report  # noqa: F401 (autouse)
+from tui_fixtures import LOGS, SEED, make_store, own_config, run, seed_report  # noqa: F401 (autouse)
 
 from tracelens.engine import diagnose
 from tracelens.incidents.store import Store
@@ -24,16 +22,6 @@ from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.screens.logview import LogReader
 from tracelens.tui.screens.rules import RulesScreen
 
-SIZE = (80, 24)
-
-
-def run(app, steps):
-    async def go():
-        async with app.run_test(size=SIZE) as pilot:
-            await pilot.pause()
-            await steps(pilot, app)
-
-    asyncio.run(go())
 
 
 @pytest.fixture()

@@ -4,14 +4,12 @@ claim what it cannot know, the footer fits 80 columns, and the help lists every 
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from rich.console import Console
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
 from textual.widgets._footer import FooterKey
-from tui_fixtures import make_store, own_config, seed_report  # noqa: F401 (autouse)
+from tui_fixtures import make_store, notes, own_config, run, seed_report  # noqa: F401 (autouse)
 
 from tracelens.tui import make_app
 from tracelens.tui.app import TracelensApp
@@ -21,19 +19,6 @@ from tracelens.tui.screens.diagnosis import DiagnosisScreen
 from tracelens.tui.screens.dialogs import HelpScreen
 from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.screens.rules import RulesScreen
-
-
-def run(app, steps, size=(80, 24)):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await steps(pilot, app)
-
-    asyncio.run(go())
-
-
-def notes(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 def test_rules_browser_search_box_has_the_keys(tmp_path):

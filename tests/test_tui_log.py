@@ -3,12 +3,11 @@ key, the lines it is built from, and tracebacks folded across ranks."""
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
 from textual.widgets import Tree
-from tui_fixtures import SEED, seed_report
+from tui_fixtures import SEED, run, seed_report
 
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import save
@@ -20,16 +19,6 @@ from tracelens.tui.screens.logview import LogReader
 
 ROOT = Path(__file__).resolve().parent.parent
 RANKS = ROOT / "corpus" / "incidents" / "docker-compose-torchrun-ddp-nccl-shm-no-space.log"
-SIZE = (80, 24)
-
-
-def run(app, steps, size=SIZE):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await steps(pilot, app)
-
-    asyncio.run(go())
 
 
 def live(tmp_path, log: Path = SEED):

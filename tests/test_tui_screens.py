@@ -3,12 +3,11 @@ writes, the theme remembered across runs, the attached ticket in the incident's 
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
 from textual.widgets import DataTable, Input, Static
-from tui_fixtures import make_store, own_config, seed_report  # noqa: F401 (autouse)
+from tui_fixtures import make_store, notes, own_config, run, seed_report  # noqa: F401 (autouse)
 
 from tracelens.incidents.store import Store
 from tracelens.tui import make_app
@@ -16,19 +15,6 @@ from tracelens.tui.screens.diagnosis import DiagnosisScreen
 from tracelens.tui.screens.dialogs import ExportScreen
 from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.settings import default_settings_path
-
-
-def run(app, steps, size=(80, 24)):
-    async def go():
-        async with app.run_test(size=size) as pilot:
-            await pilot.pause()
-            await steps(pilot, app)
-
-    asyncio.run(go())
-
-
-def notes(app) -> list[str]:
-    return [n.message for n in app._notifications]
 
 
 @pytest.fixture()

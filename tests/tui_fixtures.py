@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -41,3 +42,19 @@ def own_config(tmp_path, monkeypatch):
     """Each test its own config dir: the app remembers the theme there, never in the user's."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     return tmp_path / "config"
+
+
+def run(app, steps, size=(80, 24)):
+    """Run ``steps(pilot, app)`` against the app in a headless terminal of ``size``."""
+
+    async def go():
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            await steps(pilot, app)
+
+    asyncio.run(go())
+
+
+def notes(app) -> list[str]:
+    """The messages the app has notified so far."""
+    return [n.message for n in app._notifications]
