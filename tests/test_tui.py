@@ -23,7 +23,6 @@ from tracelens.tui.screens.logview import LogReader
 from tracelens.tui.screens.rules import RulesScreen
 
 
-
 @pytest.fixture()
 def db(tmp_path):
     return make_store(tmp_path / "incidents.db")
