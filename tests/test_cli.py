@@ -205,3 +205,63 @@ def test_a_command_group_given_nothing_shows_its_help(args, capsys):
     assert main(args) == 0
     out, err = capsys.readouterr()
     assert out.startswith("Usage: tracelens") and "Commands:" in out and err == ""
+
+
+_IMPORTS_OF_A_RUN = (
+    "import io, sys, contextlib; from tracelens.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()): code = main(sys.argv[1:])\n"
+    "print(code, ' '.join(sorted(m for m in sys.modules if '.' not in m or "
+    "m.startswith('tracelens.cli'))))"
+)
+
+
+@pytest.mark.parametrize(
+    ("argv", "imported", "not_imported"),
+    [
+        (
+            ["diagnose", str(SEED)],
+            {"tracelens.cli.diagnose", "re2"},
+            {
+                "tracelens.cli.incidents",
+                "tracelens.cli.ingest",
+                "tracelens.cli.top",
+                "tracelens.cli.rules",
+                "pydantic",
+                "sqlite_utils",
+                "textual",
+                "lark",
+                "rapidfuzz",
+            },
+        ),
+        (
+            ["explain", "vllm/attention/mla-fp8-kv-unsupported"],
+            {"tracelens.cli.diagnose"},
+            {"tracelens.cli.incidents", "tracelens.cli.ingest", "textual", "sqlite_utils"},
+        ),
+        (
+            ["rules", "list"],
+            {"tracelens.cli.rules"},
+            {"tracelens.cli.diagnose", "tracelens.cli.incidents", "textual"},
+        ),
+    ],
+)
+def test_a_command_imports_its_own_module_only(argv, imported, not_imported, tmp_path):
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "TRACELENS_DB": str(tmp_path / "none.db"),
+        "HOME": str(tmp_path),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
+    for _ in range(2):  # the first run builds the rule index (with pydantic); a run after it
+        out = subprocess.run(
+            [sys.executable, "-c", _IMPORTS_OF_A_RUN, *argv],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+            cwd=ROOT,
+        )
+    code, *modules = out.stdout.split()
+    assert code == "0", out.stderr
+    assert imported <= set(modules)
+    assert not (not_imported & set(modules))

@@ -48,6 +48,30 @@ class HelpGroup(click.Group):
         return super().parse_args(ctx, args)
 
 
+class RootGroup(HelpGroup):
+    """The root group: each command is imported from its module when it is first needed (click's
+    "lazily loading subcommands"), so a run pays for the imports of its own command only."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy: dict[str, str] = {}
+
+    def add_lazy(self, name: str, target: str) -> None:
+        """Register ``name`` as ``"package.module:attribute"``, imported on first use."""
+        self.lazy[name] = target
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in self.lazy:
+            import importlib
+
+            module, attr = self.lazy[cmd_name].split(":")
+            self.add_command(getattr(importlib.import_module(module), attr), cmd_name)
+        return self.commands.get(cmd_name)
+
+
 def long_running() -> None:
     """Called by commands that run long or handle many logs: collect cycles as usual."""
     gc.enable()
@@ -207,7 +231,7 @@ def _read(path: str, early=None):
             prefetch.close()
 
 
-@click.group(cls=HelpGroup, context_settings=CONTEXT)
+@click.group(cls=RootGroup, context_settings=CONTEXT)
 @click.version_option(__version__, "--version", prog_name="tracelens")
 def cli() -> None:
     """tracelens: root causes for LLM-serving and PyTorch/CUDA/NCCL crash logs.

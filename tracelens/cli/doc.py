@@ -17,8 +17,11 @@ def commands() -> list[tuple[list[str], click.Command]]:
     def walk(cmd: click.Command, path: list[str]) -> None:
         out.append((path, cmd))
         if isinstance(cmd, click.Group):
-            for name in sorted(cmd.commands):
-                walk(cmd.commands[name], [*path, name])
+            ctx = click.Context(cmd, info_name=path[-1])
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None:
+                    walk(sub, [*path, name])
 
     walk(cli, ["tracelens"])
     return out
