@@ -14,17 +14,21 @@ import pytest
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import save
 from tracelens.incidents.records import (
+    Candidate,
     Excerpt,
     ExcerptLine,
     Incident,
+    IncidentRow,
     Occurrence,
     TicketLink,
     incident_dict,
+    load_report,
     parse_numbered,
 )
 from tracelens.incidents.redact import Redactor
+from tracelens.incidents.similar import similar
 from tracelens.incidents.store import MIGRATIONS, Store
-from tracelens.models import Diagnosis, Document, Fact, Record, Report
+from tracelens.models import Diagnosis, Document, Fact, Record, Report, SimilarIncident
 from tracelens.render import FORMATS, render
 from tracelens.render.jsonout import report_dict
 
@@ -238,3 +242,66 @@ def test_a_new_excerpt_marks_evidence_process_and_the_failure(tmp_path):
     records = {r.line: r for r in live.document.records}
     assert all(ln.process == records[ln.line].stream for ln in ex.lines)
     assert any(ln.origin for ln in ex.lines)
+
+
+# --- list rows, similar-search candidates and similar hits --------------------------------------
+
+
+def _seeded(tmp_path: Path) -> Store:
+    store = Store(tmp_path / "i.db")
+    for name in LOGS:
+        save(store, diagnose((ROOT / "corpus" / name).read_bytes()), Redactor(), name)
+    store.resolve(2, "lower the batch size", None)
+    return store
+
+
+@pytest.mark.parametrize(
+    ("rows", "record"),
+    [
+        (lambda s: s.listing(), IncidentRow),
+        (lambda s: s.listing(2, status="open"), IncidentRow),
+        (lambda s: s.listing(before=("9999", 0), search="memory"), IncidentRow),
+        (lambda s: s.candidates(["memory", "cuda", "nccl", "fp8"], None), Candidate),
+        (lambda s: s.candidates(["zzzq"], "torch/gpu-oom"), Candidate),
+    ],
+)
+def test_list_rows_and_candidates_are_records_of_their_columns(tmp_path, rows, record):
+    """Each field of a row holds the column of its name (the query's columns follow the
+    record's fields)."""
+    store = _seeded(tmp_path)
+    got = rows(store)
+    assert got and {type(r) for r in got} == {record}
+    for r in got:
+        columns = next(store.db.query("SELECT * FROM incidents WHERE id = ?", [r.id]))
+        assert dataclasses.asdict(r) == {f: columns[f] for f in dataclasses.asdict(r)}
+
+
+def test_the_json_of_a_similar_hit_keeps_its_keys(tmp_path):
+    """``diagnose --format json`` and ``similar --format json`` print each hit as before it was
+    a record: the table's columns, then tickets, score, same_fingerprint, resolved, fix."""
+    store = _seeded(tmp_path)
+    store.attach(2, "OPS-7")
+    columns = [c.name for c in store.db["incidents"].columns]
+    live = diagnose((ROOT / "corpus" / LOGS[1]).read_bytes())
+    live.similar = similar(store, live)
+    hit = report_dict(live)["similar"][0]
+    assert list(hit) == [*columns, "tickets", "score", "same_fingerprint", "resolved", "fix"]
+    assert hit["tickets"] == [{"ref": "OPS-7", "created_at": hit["tickets"][0]["created_at"]}]
+    assert (hit["id"], hit["resolved"], hit["fix"]) == (2, True, "lower the batch size")
+
+
+@pytest.mark.parametrize(
+    ("stored", "expected"),
+    [
+        # as written now
+        ({"id": 3, "title": "OOM", "count": 2, "tickets": [{"ref": "OPS-1", "created_at": "t"}], "score": 91.5, "same_fingerprint": True, "resolved": True, "fix": "OPS-1"},
+         SimilarIncident(id=3, title="OOM", count=2, tickets=[TicketLink(ref="OPS-1", created_at="t")], score=91.5, same_fingerprint=True, resolved=True, fix="OPS-1")),
+        # as the first stores wrote it: no tickets, resolved, fix or same_fingerprint
+        ({"id": 4, "fingerprint": "ab", "title": "NCCL", "status": "resolved", "remedy_worked": "NCCL_P2P_DISABLE=1", "score": 70.0},
+         SimilarIncident(id=4, fingerprint="ab", title="NCCL", status="resolved", remedy_worked="NCCL_P2P_DISABLE=1", score=70.0)),
+        # a key this version does not know is left out
+        ({"id": 5, "score": 60, "why": "same rule"}, SimilarIncident(id=5, score=60.0)),
+    ],
+)  # fmt: skip
+def test_a_stored_similar_hit_loads_back_as_a_record(stored, expected):
+    assert load_report({"source": "a.log", "similar": [stored]}).similar == [expected]

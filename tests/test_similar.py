@@ -13,6 +13,7 @@ from similar_pairs import NVLS, Seen, diagnosed, load, nvls_store, pair_score, p
 from tracelens.cli import main
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import save
+from tracelens.incidents.records import Incident
 from tracelens.incidents.redact import Redactor
 from tracelens.incidents.similar import (
     DEFAULT_MIN_SCORE,
@@ -24,6 +25,7 @@ from tracelens.incidents.similar import (
     similarity,
 )
 from tracelens.incidents.store import Store
+from tracelens.models import SimilarIncident, TicketLink
 from tracelens.render.text import render_text
 
 ITEMS = load()
@@ -73,13 +75,13 @@ def test_no_unrelated_incident_outranks_the_resolved_twin(store_of, seen, asked,
     family = {n for n, s in seen.items() if s.item.family == a.item.family}
     hidden = {ids[n] for n, s in seen.items() if s.item.group == a.item.group} - {ids[twin]}
     store.resolve(ids[twin], None, "fixed it")
-    hits = [h for h in rank(store, a.query, limit=50, min_score=0) if h["id"] not in hidden]
+    hits = [h for h in rank(store, a.query, limit=50, min_score=0) if h.id not in hidden]
     names = {v: k for k, v in ids.items()}
-    ranked = [h["id"] for h in hits]
+    ranked = [h.id for h in hits]
     assert ids[twin] in ranked, f"{twin} is not a candidate for {asked}"
     above = [names[i] for i in ranked[: ranked.index(ids[twin])]]
     assert not [n for n in above if n not in family], (asked, b.item.name, above)
-    assert hits[ranked.index(ids[twin])]["fix"] == "fixed it"
+    assert hits[ranked.index(ids[twin])].fix == "fixed it"
 
 
 SAME_FINGERPRINT = sorted({a for a, _b in TWINS})
@@ -91,7 +93,7 @@ def test_the_same_fingerprint_ranks_first_even_against_resolved_incidents(store_
     own = ids[asked]
     store.db.execute("UPDATE incidents SET status = 'resolved' WHERE id != ?", [own])
     hits = rank(store, seen[asked].query, limit=3)
-    assert hits[0]["id"] == own and hits[0]["same_fingerprint"] and not hits[0]["resolved"]
+    assert hits[0].id == own and hits[0].same_fingerprint and not hits[0].resolved
 
 
 def test_the_default_threshold_on_the_labelled_pairs(seen):
@@ -142,11 +144,14 @@ def test_similarity(query, stored, low, high):
 @pytest.mark.parametrize(
     ("incident", "fix"),
     [
-        ({"remedy_worked": "Lower --gpu-memory-utilization", "resolution_note": "0.85 works"}, "Lower --gpu-memory-utilization — 0.85 works"),
-        ({"remedy_worked": None, "resolution_note": "rebooted the node"}, "rebooted the node"),
-        ({"remedy_worked": "same", "resolution_note": "same"}, "same"),
-        ({"tickets": [{"ref": "OPS-1"}, {"ref": "https://github.com/o/r/issues/7"}]}, "https://github.com/o/r/issues/7"),
-        ({"resolution_note": "  ", "tickets": []}, None),
+        (SimilarIncident(id=1, remedy_worked="Lower --gpu-memory-utilization", resolution_note="0.85 works"), "Lower --gpu-memory-utilization — 0.85 works"),
+        (SimilarIncident(id=1, remedy_worked=None, resolution_note="rebooted the node"), "rebooted the node"),
+        (SimilarIncident(id=1, remedy_worked="same", resolution_note="same"), "same"),
+        (SimilarIncident(id=1, tickets=[TicketLink(ref="OPS-1"), TicketLink(ref="https://github.com/o/r/issues/7")]), "https://github.com/o/r/issues/7"),
+        (SimilarIncident(id=1, resolution_note="  ", tickets=[]), None),
+        (Incident(id=1, remedy_worked="set NCCL_P2P_DISABLE=1"), "set NCCL_P2P_DISABLE=1"),
+        (Incident(id=1, tickets=None), None),
+        (Incident(id=1, tickets=[TicketLink(ref="OPS-9")]), "OPS-9"),
     ],
 )  # fmt: skip
 def test_fix_of(incident, fix):
@@ -159,8 +164,8 @@ def test_a_resolved_incident_beyond_the_limit_still_comes_with_its_fix(tmp_path)
     rec = save(store, diagnose(NVLS.read_bytes()), Redactor(), NVLS.name)  # the same: first
     assert rec is not None
     hits = similar(store, diagnose(NVLS.read_bytes()), limit=1)
-    assert [h["id"] for h in hits] == [rec.incident_id, twin]
-    assert hits[1]["fix"] == "NCCL_NVLS_ENABLE=0" and hits[1]["resolved"]
+    assert [h.id for h in hits] == [rec.incident_id, twin]
+    assert hits[1].fix == "NCCL_NVLS_ENABLE=0" and hits[1].resolved
 
 
 def test_similar_to_a_stored_incident_leaves_itself_out(tmp_path):
@@ -168,21 +173,21 @@ def test_similar_to_a_stored_incident_leaves_itself_out(tmp_path):
     store = Store(tmp_path / "db")
     rec = save(store, diagnose(NVLS.read_bytes()), Redactor(), NVLS.name)
     assert rec is not None
-    assert [h["id"] for h in similar_to_incident(store, rec.incident_id)] == [twin]
-    assert [h["id"] for h in similar_to_incident(store, {"id": twin})] == [rec.incident_id]
+    assert [h.id for h in similar_to_incident(store, rec.incident_id)] == [twin]
+    assert [h.id for h in similar_to_incident(store, store.incident(twin))] == [rec.incident_id]
     assert similar_to_incident(store, 999) == []
 
 
 @pytest.mark.parametrize(
     ("similar_hits", "line"),
     [
-        ([{"id": 12, "title": "NVLS failed", "count": 2, "status": "resolved", "score": 81.0, "resolved": True, "fix": "NCCL_NVLS_ENABLE=0"}],
+        ([SimilarIncident(id=12, title="NVLS failed", count=2, status="resolved", score=81.0, resolved=True, fix="NCCL_NVLS_ENABLE=0")],
          'fixed before: #12 "NVLS failed" — NCCL_NVLS_ENABLE=0'),
-        ([{"id": 3, "title": "other", "count": 1, "status": "open", "score": 90.0, "resolved": False, "fix": None},
-          {"id": 12, "title": "NVLS failed", "count": 2, "status": "resolved", "score": 70.0, "resolved": True, "fix": None}],
+        ([SimilarIncident(id=3, title="other", count=1, status="open", score=90.0, resolved=False, fix=None),
+          SimilarIncident(id=12, title="NVLS failed", count=2, status="resolved", score=70.0, resolved=True, fix=None)],
          'fixed before: #12 "NVLS failed" — resolved, nothing noted'),
-        ([{"id": 3, "title": "other", "count": 1, "status": "open", "score": 90.0, "resolved": False, "fix": None}], None),
-        ([{"id": 7, "title": "word " * 30, "count": 1, "status": "resolved", "score": 70.0, "resolved": True, "fix": "OPS-7"}],
+        ([SimilarIncident(id=3, title="other", count=1, status="open", score=90.0, resolved=False, fix=None)], None),
+        ([SimilarIncident(id=7, title="word " * 30, count=1, status="resolved", score=70.0, resolved=True, fix="OPS-7")],
          'fixed before: #7 "' + ("word " * 16).rstrip() + '…" — OPS-7'),
     ],
 )  # fmt: skip

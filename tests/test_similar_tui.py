@@ -17,10 +17,6 @@ from tracelens.tui import make_app
 from tracelens.tui.screens.diagnosis import DiagnosisScreen
 
 
-def _id(incident) -> int:
-    return incident["id"] if isinstance(incident, dict) else incident.id
-
-
 def test_similar_tab_of_a_stored_incident_lists_its_resolved_twin(tmp_path):
     db = tmp_path / "incidents.db"
     twin = nvls_store(db)
@@ -38,7 +34,7 @@ def test_similar_tab_of_a_stored_incident_lists_its_resolved_twin(tmp_path):
             await pilot.pause()
             screen = pilot.app.screen
             assert isinstance(screen, DiagnosisScreen)
-            assert _id(screen.view.incident) == rec.incident_id
+            assert screen.view.incident and screen.view.incident.id == rec.incident_id
             await pilot.press("5")
             await pilot.pause()
             assert screen.query_one(TabbedContent).active == "similar"
@@ -50,6 +46,6 @@ def test_similar_tab_of_a_stored_incident_lists_its_resolved_twin(tmp_path):
             table.focus()
             await pilot.press("enter")  # opens the twin
             await pilot.pause()
-            assert _id(pilot.app.screen.view.incident) == twin
+            assert pilot.app.screen.view.incident.id == twin
 
     asyncio.run(go())

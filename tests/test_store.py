@@ -225,8 +225,7 @@ def test_similar_ranks_the_same_failure_first(db):
     for f in sorted((ROOT / "corpus" / "captured" / "gpu").glob("*.log")):
         save(store, diagnose(f.read_bytes()), Redactor(), f.name)
     hits = similar(store, diagnose(OOM.read_bytes()))
-    assert hits and hits[0]["category"] == "gpu-oom" and hits[0]["score"] >= 90
-    assert all({"id", "title", "count", "status", "score"} <= set(h) for h in hits)
+    assert hits and hits[0].category == "gpu-oom" and hits[0].score >= 90
 
 
 def test_attach_similar_reads_an_existing_store_and_never_creates_one(db, tmp_path):
@@ -237,7 +236,7 @@ def test_attach_similar_reads_an_existing_store_and_never_creates_one(db, tmp_pa
     save(store, diagnose(OOM.read_bytes()), Redactor(), "first.log")
     store.close()
     rep = attach_similar(diagnose(OOM.read_bytes()), db, limit=1)
-    assert [h["category"] for h in rep.similar] == ["gpu-oom"]
+    assert [h.category for h in rep.similar] == ["gpu-oom"]
 
 
 def test_incident_workflow_and_json_for_scripts(db, capsys):

@@ -202,7 +202,7 @@ def test_lists_and_counts_answer_as_a_scan_would(store, filters):
         params.append(queries.fts_query(filters["search"]))
     sql += (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY last_seen DESC, id DESC"
     expected = [r[0] for r in store.db.execute(sql, params)]
-    assert [r["id"] for r in store.listing(50, **filters)] == expected[:50]
+    assert [r.id for r in store.listing(50, **filters)] == expected[:50]
     assert len(store.incidents(**filters, limit=50)) == len(expected[:50])
     assert store.count(**filters) == len(expected) > 0
 
@@ -223,8 +223,8 @@ def test_pages_follow_one_another(store):
     pages, before = [], None
     while page := store.listing(37, before=before):
         pages += page
-        before = (page[-1]["last_seen"], page[-1]["id"])
-    assert [r["id"] for r in pages] == [r["id"] for r in store.listing()]
+        before = (page[-1].last_seen, page[-1].id)
+    assert [r.id for r in pages] == [r.id for r in store.listing()]
     assert len(pages) == store.count()
 
 
@@ -240,7 +240,7 @@ def test_pages_follow_one_another(store):
     ],
 )
 def test_candidates(store, words, rule_id, expected):
-    found = {row[0] for row in store.candidates(words, rule_id)}
+    found = {c.id for c in store.candidates(words, rule_id)}
     assert found & set(range(1, 401)) == expected
 
 
@@ -251,7 +251,7 @@ def test_candidates_share_the_most_rare_words_first(tmp_path):
             {"fingerprint": str(k), "signature": sig, "first_seen": "x", "last_seen": "x"}
         )
     rows = store.candidates(["alpha", "beta", "gamma"], None)
-    assert [r[1] for r in rows] == ["alpha beta gamma", "gamma beta", "alpha", "beta"]
+    assert [r.signature for r in rows] == ["alpha beta gamma", "gamma beta", "alpha", "beta"]
 
 
 # --- the statements the code actually runs -------------------------------------------------------
@@ -399,7 +399,7 @@ def test_an_older_store_gains_the_indexes_and_keeps_its_data(tmp_path, version):
     assert _dump(new.db) == before
     assert sum(n for *_key, n in _counts(new.db)) == 60
     assert new.categories() == sorted(CATEGORIES)
-    assert [r["id"] for r in new.listing(3, search="incident")] == [
+    assert [r.id for r in new.listing(3, search="incident")] == [
         r[0] for r in sorted(before["incidents"], key=lambda r: (r[6], r[0]), reverse=True)[:3]
     ]
 
@@ -524,8 +524,8 @@ def test_tui_reads_every_incident_for_the_word_filter(tmp_path):
             while not screen.complete:
                 await pilot.pause(0.05)
             assert len(screen.rows) == BIG
-            assert [r["id"] for r in screen.rows] == [
-                r["id"] for r in Store(tmp_path / "big.db").listing()
+            assert [r.id for r in screen.rows] == [
+                r.id for r in Store(tmp_path / "big.db").listing()
             ]
             assert screen.matched == BIG
 

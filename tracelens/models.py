@@ -333,6 +333,61 @@ class Diagnosis:
 
 
 @model
+class IncidentColumns:
+    """A stored incident's columns (the ``incidents`` table of the incident store): what an
+    incident record and a similar-incident hit share."""
+
+    id: int
+    fingerprint: str = ""
+    signature: str = ""
+    title: str = ""
+    category: str = ""
+    rule_id: str | None = None
+    exception_type: str | None = None
+    message: str | None = None
+    first_seen: str = ""
+    last_seen: str = ""
+    count: int = 0
+    status: str = "open"
+    resolution_note: str | None = None
+    remedy_worked: str | None = None
+    severity: str | None = None
+    resolved_at: str | None = None
+
+    @classmethod
+    def columns(cls, row: dict) -> dict:
+        """The incident columns of a row (other keys left out)."""
+        return {k: v for k, v in row.items() if k in _INCIDENT_COLUMNS}
+
+
+_INCIDENT_COLUMNS = frozenset(f.name for f in dataclasses.fields(IncidentColumns))
+
+
+@model
+class TicketLink:
+    """A ticket recorded on an incident."""
+
+    ref: str
+    created_at: str = ""
+
+
+@model
+class SimilarIncident(IncidentColumns):
+    """A past incident that resembles a log: its columns and tickets, how alike it is and
+    what fixed it (``Report.similar``; the JSON output's ``similar`` entries)."""
+
+    tickets: list[TicketLink] = _list()
+    score: float = 0.0
+    """How alike, 0-100 (see docs/similar.md)."""
+    same_fingerprint: bool = False
+    """The same rule, error and frames: this very failure, seen before."""
+    resolved: bool = False
+    fix: str | None = None
+    """What fixed it, in words (the remedy that worked, the note, else the last ticket); only
+    for a resolved incident."""
+
+
+@model
 class Report:
     """The result of diagnosing one log."""
 
@@ -340,8 +395,9 @@ class Report:
     diagnoses: list[Diagnosis] = _list()
     facts: dict[str, str] = _dict()
     document: Document
-    similar: list[dict] = _list()
-    """Past incidents that resemble this log (filled when an incident store is at hand)."""
+    similar: list[SimilarIncident] = _list()
+    """Past incidents that resemble this log, best first (filled when an incident store is at
+    hand)."""
 
     @property
     def verdict(self) -> str:

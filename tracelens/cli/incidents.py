@@ -14,6 +14,7 @@ import click
 
 if TYPE_CHECKING:
     from tracelens.incidents.records import Incident
+    from tracelens.models import SimilarIncident
 
 from tracelens.cli.app import (
     FILE,
@@ -33,13 +34,12 @@ from tracelens.cli.app import (
 )
 
 
-def _incident_json(inc: Incident | dict) -> dict:
-    """An incident (or a similar-incident hit, which is JSON already) as JSON for scripts."""
+def _incident_json(inc: Incident | SimilarIncident) -> dict:
+    """An incident or a similar-incident hit as JSON for scripts."""
     from tracelens.incidents.records import Incident, incident_dict
+    from tracelens.models import to_dict
 
-    if isinstance(inc, Incident):
-        return incident_dict(inc)
-    return {k: v for k, v in inc.items() if not isinstance(v, bytes)}
+    return incident_dict(inc) if isinstance(inc, Incident) else to_dict(inc)
 
 
 @click.group(cls=HelpGroup)
@@ -346,11 +346,9 @@ def similar(log, db_path, limit, min_score, fmt, rules_dirs) -> None:
         return
     if not hits:
         echo("no similar incident")
-    for h in hits:  # similar hits: the incident's columns and a score, as JSON shows them
-        fix = f" — fixed by: {h['fix']}" if h.get("fix") else ""
-        echo(
-            f"{h['score']:5.1f}  #{h['id']:<5} x{h['count']:<4} {h['status']:<8} {h['title'][:90]}{fix}"
-        )
+    for h in hits:
+        fix = f" — fixed by: {h.fix}" if h.fix else ""
+        echo(f"{h.score:5.1f}  #{h.id:<5} x{h.count:<4} {h.status:<8} {h.title[:90]}{fix}")
 
 
 @click.command()

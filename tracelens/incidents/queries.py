@@ -15,16 +15,14 @@ from __future__ import annotations
 
 import sqlite3
 
+from tracelens.incidents.records import CANDIDATE_COLUMNS, LISTED
+
 SQL = tuple[str, list]
 
-LISTING = ", ".join(
-    f"incidents.{c}" for c in ("id", "title", "category", "rule_id", "status", "count", "last_seen")
-)
-"""The columns an incident list shows."""
-CANDIDATE = (
-    "incidents.id, incidents.signature, incidents.message, incidents.rule_id, incidents.category"
-)
-"""What similar-incident search ranks: (id, signature, message, rule_id, category)."""
+LISTING = ", ".join(f"incidents.{c}" for c in LISTED)
+"""The columns an incident list shows (an :class:`~tracelens.incidents.records.IncidentRow`)."""
+CANDIDATE = ", ".join(f"incidents.{c}" for c in CANDIDATE_COLUMNS)
+"""What similar-incident search ranks (a :class:`~tracelens.incidents.records.Candidate`)."""
 
 # --- schema ---------------------------------------------------------------------------------------
 
@@ -232,6 +230,11 @@ def candidates_by_id(ids: list[int]) -> SQL:
     """The candidate columns of these incidents."""
     marks = ",".join("?" * len(ids))
     return f"SELECT {CANDIDATE} FROM incidents WHERE id IN ({marks})", list(ids)
+
+
+def candidate_by_fingerprint(fingerprint: str) -> SQL:
+    """The candidate columns of the incident with this fingerprint."""
+    return f"SELECT {CANDIDATE} FROM incidents WHERE fingerprint = ?", [fingerprint]
 
 
 def candidates_by_rule(rule_id: str, limit: int) -> SQL:

@@ -9,10 +9,18 @@ from __future__ import annotations
 import json
 import re
 import zlib
-from dataclasses import field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from tracelens.models import Document, Report, adapter, model, to_dict
+from tracelens.models import (
+    Document,
+    IncidentColumns,
+    Report,
+    TicketLink,
+    adapter,
+    model,
+    to_dict,
+)
 
 _BANNER = re.compile(r"[█▄▀].*[█▄▀]")
 
@@ -89,35 +97,10 @@ class Occurrence:
 
 
 @model
-class TicketLink:
-    """A ticket recorded on an incident."""
+class Incident(IncidentColumns):
+    """One failure (a coarse fingerprint) and its history: the table's columns, then what was
+    read with them."""
 
-    ref: str
-    created_at: str = ""
-
-
-@model
-class Incident:
-    """One failure (a coarse fingerprint) and its history. Fields follow the table's columns;
-    an incident from a list (:meth:`~tracelens.incidents.store.Store.listing`) carries only the
-    columns a list shows, and no occurrences or tickets."""
-
-    id: int
-    fingerprint: str = ""
-    signature: str = ""
-    title: str = ""
-    category: str = ""
-    rule_id: str | None = None
-    exception_type: str | None = None
-    message: str | None = None
-    first_seen: str = ""
-    last_seen: str = ""
-    count: int = 0
-    status: str = "open"
-    resolution_note: str | None = None
-    remedy_worked: str | None = None
-    severity: str | None = None
-    resolved_at: str | None = None
     occurrences: list[Occurrence] | None = None
     """Oldest first; ``None`` where not read."""
     tickets: list[TicketLink] | None = None
@@ -125,13 +108,40 @@ class Incident:
 
     @classmethod
     def from_row(cls, row: dict) -> Incident:
-        names = _INCIDENT_COLUMNS
-        return cls(**{k: v for k, v in row.items() if k in names})
+        return cls(**cls.columns(row))
 
 
-_INCIDENT_COLUMNS = frozenset(
-    name for name in Incident.__dataclass_fields__ if name not in ("occurrences", "tickets")
-)
+@dataclass(slots=True)
+class IncidentRow:
+    """One row of an incident list (:meth:`~tracelens.incidents.store.Store.listing`): the
+    columns a list shows. Built positionally from the query's columns, which follow these
+    fields (:data:`LISTED`), so a page of 20,000 costs little more than the tuples."""
+
+    id: int
+    title: str | None
+    category: str | None
+    rule_id: str | None
+    status: str
+    count: int
+    last_seen: str
+
+
+@dataclass(slots=True)
+class Candidate:
+    """What similar-incident search ranks of an incident
+    (:meth:`~tracelens.incidents.store.Store.candidates`)."""
+
+    id: int
+    signature: str | None
+    message: str | None
+    rule_id: str | None
+    category: str | None
+
+
+LISTED = tuple(f.name for f in fields(IncidentRow))
+"""The columns of an :class:`IncidentRow`, in order."""
+CANDIDATE_COLUMNS = tuple(f.name for f in fields(Candidate))
+"""The columns of a :class:`Candidate`, in order."""
 _OCCURRENCE_COLUMNS = frozenset(Occurrence.__dataclass_fields__)
 
 
@@ -147,6 +157,17 @@ def incident_dict(inc: Incident) -> dict:
         if data[key] is None:
             del data[key]
     return data
+
+
+@dataclass
+class Recorded:
+    """What storing one log did: its incident and occurrence, whether the incident is new."""
+
+    incident_id: int
+    occurrence_id: int
+    new: bool
+    duplicate: bool = False
+    """The same log (by content hash) was already stored: nothing was counted."""
 
 
 @model

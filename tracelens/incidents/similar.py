@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from rapidfuzz import fuzz
 
+from tracelens.incidents import queries
+from tracelens.incidents.records import Candidate, Incident
 from tracelens.incidents.signature import signature
 from tracelens.incidents.store import Store
-from tracelens.models import Report
+from tracelens.models import IncidentColumns, Report, SimilarIncident, TicketLink
 from tracelens.parse.normalize import normalize
 
 DEFAULT_MIN_SCORE = 60.0
@@ -65,15 +66,15 @@ def query_of(report: Report) -> Query | None:
     )
 
 
-def query_of_incident(inc: dict) -> Query:
+def query_of_incident(inc: IncidentColumns) -> Query:
     """The query for a stored incident (its own row is left out of the answer)."""
     return Query(
-        inc.get("signature") or "",
-        normalize(inc.get("message") or "")[:500],
-        inc.get("rule_id"),
-        inc.get("category"),
-        inc.get("fingerprint"),
-        exclude=inc.get("id"),
+        inc.signature or "",
+        normalize(inc.message or "")[:500],
+        inc.rule_id,
+        inc.category,
+        inc.fingerprint,
+        exclude=inc.id,
     )
 
 
@@ -171,47 +172,41 @@ def words(q: Query, limit: int = 32) -> list[str]:
     return out[:limit]
 
 
-_COLS = "id, signature, message, rule_id, category"
-
-
-def fix_of(inc: dict) -> str | None:
+def fix_of(inc: Incident | SimilarIncident) -> str | None:
     """What fixed an incident, in words: the remedy that worked, the resolution note, else the
     last attached ticket; ``None`` when nothing says."""
-    said = [s.strip() for s in (inc.get("remedy_worked"), inc.get("resolution_note")) if s]
+    said = [s.strip() for s in (inc.remedy_worked, inc.resolution_note) if s]
     said = [s for k, s in enumerate(said) if s and s not in said[:k]]
     if said:
         return " — ".join(said)
-    tickets = inc.get("tickets") or []
-    return tickets[-1]["ref"] if tickets else None
+    return inc.tickets[-1].ref if inc.tickets else None
 
 
 def rank(
     store: Store, q: Query, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
-) -> list[dict]:
+) -> list[SimilarIncident]:
     """The ``limit`` incidents most like ``q``, in the order of the module's docstring; when
     none of them is resolved, the best resolved one further down (at least ``min_score``)
     comes last: the past fix is never cut off by the limit."""
-    rows = {r[0]: r for r in store.candidates(words(q), q.rule_id)}
+    found = {c.id: c for c in store.candidates(words(q), q.rule_id)}
     same: int | None = None
     if q.fingerprint:
-        row = store.db.execute(
-            f"SELECT {_COLS} FROM incidents WHERE fingerprint = ?", [q.fingerprint]
-        ).fetchone()
+        row = store.db.execute(*queries.candidate_by_fingerprint(q.fingerprint)).fetchone()
         if row is not None:
             same = row[0]
-            rows[same] = row
+            found[same] = Candidate(*row)
     a = parts(q.signature)
     mine = _specific(q.rule_id)
     scored: dict[int, float] = {}
-    for inc_id, sig, _message, rule_id, category in rows.values():
-        if inc_id == q.exclude:
+    for c in found.values():
+        if c.id == q.exclude:
             continue
-        theirs = _specific(rule_id)
-        if mine and theirs and theirs != mine and inc_id != same and min_score > 50:
+        theirs = _specific(c.rule_id)
+        if mine and theirs and theirs != mine and c.id != same and min_score > 50:
             continue  # two different known causes score half of at most 100
-        score = similarity(q, sig or "", rule_id, category, _parts=a)
-        if score >= min_score or inc_id == same:
-            scored[inc_id] = score
+        score = similarity(q, c.signature or "", c.rule_id, c.category, _parts=a)
+        if score >= min_score or c.id == same:
+            scored[c.id] = score
     if not scored:
         return []
     resolved = store.resolved(list(scored))
@@ -225,51 +220,46 @@ def rank(
     return [_entry(store, i, scored[i], i == same, i in resolved) for i in shown]
 
 
-def _entry(store: Store, inc_id: int, score: float, same: bool, resolved: bool) -> dict:
+def _entry(store: Store, inc_id: int, score: float, same: bool, resolved: bool) -> SimilarIncident:
     """A similar incident as ``Report.similar`` holds it: the incident's columns, its tickets,
-    and ``score``, ``same_fingerprint``, ``resolved`` and ``fix`` (what fixed it)."""
-    cur = store.db.execute("SELECT * FROM incidents WHERE id = ?", [inc_id])
-    inc = dict(zip([d[0] for d in cur.description], cur.fetchone()))
-    inc["tickets"] = [
-        {"ref": ref, "created_at": at}
-        for ref, at in store.db.execute(
-            "SELECT ref, created_at FROM tickets WHERE incident_id = ? ORDER BY id", [inc_id]
-        )
-    ]
-    inc["score"] = round(score, 1)
-    inc["same_fingerprint"] = same
-    inc["resolved"] = resolved
-    inc["fix"] = fix_of(inc) if resolved else None
-    return inc
+    its score and, when resolved, what fixed it."""
+    row = next(store.db.query(*queries.incident(inc_id)))
+    hit = SimilarIncident(
+        **SimilarIncident.columns(row),
+        tickets=[TicketLink(**t) for t in store.db.query(*queries.tickets(inc_id))],
+        score=round(score, 1),
+        same_fingerprint=same,
+        resolved=resolved,
+    )
+    hit.fix = fix_of(hit) if resolved else None
+    return hit
 
 
 def similar(
     store: Store, report: Report, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
-) -> list[dict]:
+) -> list[SimilarIncident]:
     q = query_of(report)
     return rank(store, q, limit, min_score) if q else []
 
 
 def similar_to_incident(
-    store: Store, incident: Any, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
-) -> list[dict]:
-    """The incidents like a stored one (never itself): ``incident`` is its id, or a record or
-    row with an ``id``. None when there is no such incident."""
-    if isinstance(incident, int):
-        inc_id = incident
-    else:
-        inc_id = incident["id"] if isinstance(incident, dict) else incident.id
-    cur = store.db.execute("SELECT * FROM incidents WHERE id = ?", [inc_id])
-    row = cur.fetchone()
+    store: Store,
+    incident: int | IncidentColumns,
+    limit: int = 5,
+    min_score: float = DEFAULT_MIN_SCORE,
+) -> list[SimilarIncident]:
+    """The incidents like a stored one (never itself): ``incident`` is its id or its record.
+    None when there is no such incident."""
+    inc_id = incident if isinstance(incident, int) else incident.id
+    row = next(store.db.query(*queries.incident(inc_id)), None)
     if row is None:
         return []
-    inc = dict(zip([d[0] for d in cur.description], row))
-    return rank(store, query_of_incident(inc), limit, min_score)
+    return rank(store, query_of_incident(Incident.from_row(row)), limit, min_score)
 
 
-def best_fix(hits: list[dict]) -> dict | None:
+def best_fix(hits: list[SimilarIncident]) -> SimilarIncident | None:
     """The first resolved incident among ``hits`` (ranked best first), or ``None``."""
-    return next((h for h in hits if h.get("resolved")), None)
+    return next((h for h in hits if h.resolved), None)
 
 
 def attach_similar(report: Report, path, limit: int = 5) -> Report:

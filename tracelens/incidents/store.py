@@ -16,7 +16,6 @@ import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import chain
 from pathlib import Path
@@ -25,8 +24,11 @@ from typing import TYPE_CHECKING, Any
 from tracelens.incidents import queries
 from tracelens.incidents.connection import Database
 from tracelens.incidents.records import (
+    Candidate,
     Excerpt,
     Incident,
+    IncidentRow,
+    Recorded,
     StoredOccurrence,
     TicketLink,
     decode_excerpt,
@@ -173,15 +175,6 @@ MIGRATIONS: tuple[Callable[[sqlite_utils.Database], None], ...] = (
     _m7_structured_excerpts,
 )
 """Migration N (1-based) brings a database from ``user_version`` N-1 to N. Append only."""
-
-
-@dataclass
-class Recorded:
-    incident_id: int
-    occurrence_id: int
-    new: bool
-    duplicate: bool = False
-    """The same log (by content hash) was already stored: nothing was counted."""
 
 
 class Store:
@@ -470,17 +463,18 @@ class Store:
         rare = [w for w in present if df[w] <= max(50, (top - after) // 50)]
         return (rare, "OR") if rare else (present[:3], "AND")
 
-    def listing(self, limit: int | None = None, **filters: Any) -> list[dict]:
+    def listing(self, limit: int | None = None, **filters: Any) -> list[IncidentRow]:
         """The columns an incident list shows, most recent first (filters: :meth:`incidents`;
         ``before``: (last_seen, id) of the previous page's last row)."""
         cur = self.db.execute(*queries.listing(limit=limit, columns=queries.LISTING, **filters))
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, row)) for row in cur]
+        return [IncidentRow(*row) for row in cur]
 
-    def candidates(self, words: list[str], rule_id: str | None, limit: int = 1000) -> list[tuple]:
-        """(id, signature, message, rule_id, category) of the incidents most likely to resemble
-        a failure: those whose signature shares the most of its rare words (the rarest word's
-        incidents first, newest first), and the latest ones of the same rule."""
+    def candidates(
+        self, words: list[str], rule_id: str | None, limit: int = 1000
+    ) -> list[Candidate]:
+        """The incidents most likely to resemble a failure: those whose signature shares the
+        most of its rare words (the rarest word's incidents first, newest first), and the
+        latest ones of the same rule."""
         words, join = self._selective(words)
         ids: list[int] = []
         if words and join == "AND":
@@ -497,4 +491,4 @@ class Store:
         if rule_id:
             for row in self.db.execute(*queries.candidates_by_rule(rule_id, limit // 5)):
                 rows.setdefault(row[0], row)
-        return list(rows.values())
+        return [Candidate(*row) for row in rows.values()]

@@ -17,7 +17,7 @@ def report_dict(report: Report) -> dict:
         "unrecognized": report.unrecognized,
         "diagnoses": [to_dict(d) for d in report.diagnoses],
         "facts": report.facts,
-        "similar": report.similar,
+        "similar": [to_dict(h) for h in report.similar],
         "document": document_dict(report.document),
     }
 

@@ -168,17 +168,17 @@ def render_text(report: Report, color: bool = False, *, full: bool = False, widt
             ),
         ]
     if report.similar:
-        best = next((h for h in report.similar if h.get("resolved")), None)
+        best = next((h for h in report.similar if h.resolved), None)
         if best is not None:  # the best past fix: the first resolved incident of the ranking
-            said = best.get("fix") or "resolved, nothing noted"
-            lines += ["", clean(f'fixed before: #{best["id"]} "{_cut(best["title"])}" — {said}')]
+            said = best.fix or "resolved, nothing noted"
+            lines += ["", clean(f'fixed before: #{best.id} "{_cut(best.title)}" — {said}')]
         lines += ["", "Similar past incidents:"]
         for h in report.similar:
-            said = h.get("fix") or h.get("remedy_worked")
-            fix = f" — fixed by: {said}" if said else ""
+            fixed = h.fix or h.remedy_worked
+            fix = f" — fixed by: {fixed}" if fixed else ""
             lines.append(
                 clean(
-                    f"  {h['score']:5.1f}  #{h['id']} seen {h['count']}x, {h['status']}: {_cut(h['title'])}{fix}"
+                    f"  {h.score:5.1f}  #{h.id} seen {h.count}x, {h.status}: {_cut(h.title)}{fix}"
                 )
             )
     facts = important_facts(report.facts)

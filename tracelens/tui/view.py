@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tracelens.incidents.records import Excerpt, ExcerptLine, Incident
-from tracelens.models import Diagnosis, Record, Report, Traceback
+from tracelens.models import Diagnosis, Record, Report, SimilarIncident, Traceback
 from tracelens.read.logread import clean
 
 
@@ -20,7 +20,8 @@ class DiagnosisView:
     """Log lines to show (the whole log, or the stored excerpt), with their numbers."""
     tracebacks: list[Traceback] = field(default_factory=list)
     incident: Incident | None = None
-    similar: list[dict] = field(default_factory=list)
+    similar: list[SimilarIncident] = field(default_factory=list)
+    """Past incidents like this one, best first."""
     live: Report | None = None
     """The live report, when the log was diagnosed now (it can then be saved)."""
     excerpt: Excerpt | None = None

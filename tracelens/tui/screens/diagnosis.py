@@ -208,13 +208,13 @@ class DiagnosisScreen(Screen):
                     store.close()
         for h in self.view.similar:
             table.add_row(
-                Text(f"{h['score']:.0f}"),
-                Text(str(h["id"])),
-                Text(str(h["count"])),
-                Text(h["status"]),
-                Text(h["title"][:60]),
-                Text(h.get("fix") or h.get("remedy_worked") or ""),
-                key=str(h["id"]),
+                Text(f"{h.score:.0f}"),
+                Text(str(h.id)),
+                Text(str(h.count)),
+                Text(h.status),
+                Text(h.title[:60]),
+                Text(h.fix or h.remedy_worked or ""),
+                key=str(h.id),
             )
 
     # actions ------------------------------------------------------------------------------------

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
+    from tracelens.incidents.records import IncidentRow
     from tracelens.tui.app import TracelensApp
 
 from rich.text import Text
@@ -70,7 +72,7 @@ class IncidentsScreen(Screen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[dict] = []
+        self.rows: list[IncidentRow] = []
         self._index: WordIndex | None = None
         self._indexing = False
         self.shown: list[int] = []
@@ -84,7 +86,7 @@ class IncidentsScreen(Screen):
         """Every incident is in ``rows`` (else the first page: filters ask the store)."""
         self.matched = 0
         """How many incidents the filters let through."""
-        self._page: tuple[tuple, list[dict], int] | None = None
+        self._page: tuple[tuple, list[IncidentRow], int] | None = None
         self._generation = 0
         self._loading = False
 
@@ -108,7 +110,7 @@ class IncidentsScreen(Screen):
 
     def _set_columns(self) -> None:
         """Columns as wide as the terminal allows: the title takes what the others leave."""
-        category = max((len(r["category"] or "") for r in self.rows), default=8)
+        category = max((len(r.category or "") for r in self.rows), default=8)
         widths = incident_columns(self.size.width, category)
         if widths == self.widths:
             return
@@ -159,22 +161,22 @@ class IncidentsScreen(Screen):
         from tracelens.incidents.store import Store
 
         store = Store(self.tl.db_path, create=False)
-        rows: list[dict] = []
+        rows: list[IncidentRow] = []
         try:
             while page := store.listing(
-                PAGE, before=(rows[-1]["last_seen"], rows[-1]["id"]) if rows else None
+                PAGE, before=(rows[-1].last_seen, rows[-1].id) if rows else None
             ):
                 rows += page
         finally:
             store.close()
         self.app.call_from_thread(self._loaded, rows, generation)
 
-    def _loaded(self, rows: list[dict], generation: int) -> None:
+    def _loaded(self, rows: list[IncidentRow], generation: int) -> None:
         if generation == self._generation:  # else a reload started since
             self.rows, self._index, self.complete, self._loading = rows, None, True, False
             self.refresh_table()
 
-    def _first_page(self) -> list[dict]:
+    def _first_page(self) -> list[IncidentRow]:
         """The status and category filters' first page and count, from the store's indexes."""
         key = (self.status, self.category)
         if not any(key):
@@ -214,13 +216,10 @@ class IncidentsScreen(Screen):
         finally:
             store.close()
 
-    def _build_index(self, rows: list[dict]) -> WordIndex:
+    def _build_index(self, rows: list[IncidentRow]) -> WordIndex:
         more = self._search_texts() if rows and self.tl.db_path else {}
         return WordIndex(
-            [
-                f"{r['title']} {r['category']} {r.get('rule_id') or ''} {more.get(r['id'], '')}"
-                for r in rows
-            ]
+            [f"{r.title} {r.category} {r.rule_id or ''} {more.get(r.id, '')}" for r in rows]
         )
 
     def word_index(self) -> WordIndex | None:
@@ -237,17 +236,17 @@ class IncidentsScreen(Screen):
                 )
         return self._index
 
-    def _index_in_thread(self, rows: list[dict], generation: int) -> None:
+    def _index_in_thread(self, rows: list[IncidentRow], generation: int) -> None:
         index = self._build_index(rows)
         self.app.call_from_thread(self._indexed, index, rows, generation)
 
-    def _indexed(self, index: WordIndex, rows: list[dict], generation: int) -> None:
+    def _indexed(self, index: WordIndex, rows: list[IncidentRow], generation: int) -> None:
         self._indexing = False
         if generation == self._generation and rows is self.rows:  # else: read again since
             self._index = index
         self.refresh_table()
 
-    def visible_rows(self) -> list[dict]:
+    def visible_rows(self) -> list[IncidentRow]:
         query = self.query_one("#filter", Input).value.strip()
         if not self.complete:
             if not query and (self.sort_key, self.sort_reverse) == ("last_seen", True):
@@ -264,12 +263,13 @@ class IncidentsScreen(Screen):
             idx = index.search(query)
         rows = [self.rows[k] for k in idx]
         if self.status:
-            rows = [r for r in rows if r["status"] == self.status]
+            rows = [r for r in rows if r.status == self.status]
         if self.category:
-            rows = [r for r in rows if r["category"] == self.category]
+            rows = [r for r in rows if r.category == self.category]
         if (self.sort_key, self.sort_reverse) != ("last_seen", True):  # else: already in order
+            column = attrgetter(self.sort_key)
             rows.sort(
-                key=lambda r: (r[self.sort_key] is None, r[self.sort_key]),
+                key=lambda r: (column(r) is None, column(r)),
                 reverse=self.sort_reverse,
             )
         self.matched = len(rows)
@@ -280,18 +280,18 @@ class IncidentsScreen(Screen):
         table = self.query_one(DataTable)
         table.clear()
         rows = self.visible_rows()
-        self.shown = [r["id"] for r in rows[:SHOWN]]
+        self.shown = [r.id for r in rows[:SHOWN]]
         w = self.widths
         table.add_rows(
             (
-                Text((r["last_seen"] or "")[5:16].replace("T", " ")),
-                Text(str(r["count"]), justify="right"),
+                Text((r.last_seen or "")[5:16].replace("T", " ")),
+                Text(str(r.count), justify="right"),
                 Text(
-                    fit(r["status"], w["status"]) if w["status"] > 1 else STATUS_MARK[r["status"]],
-                    style="green" if r["status"] == "resolved" else "",
+                    fit(r.status, w["status"]) if w["status"] > 1 else STATUS_MARK[r.status],
+                    style="green" if r.status == "resolved" else "",
                 ),
-                Text(fit(r["category"] or "", w["category"])),
-                Text(fit(clean(r["title"] or ""), w["title"])),
+                Text(fit(r.category or "", w["category"])),
+                Text(fit(clean(r.title or ""), w["title"])),
             )
             for r in rows[:SHOWN]
         )
