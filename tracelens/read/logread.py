@@ -60,6 +60,8 @@ def clean(text: str) -> str:
 
 
 _HAS_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_HAS_CTRL_IN_LINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+"""What :func:`clean` removes, less the line ends (a line split off a text holds none)."""
 
 
 # --- envelopes -------------------------------------------------------------------------------
@@ -296,6 +298,39 @@ process tag (``(RayWorkerWrapper pid=9, ip=…) (EngineCore_DP0 pid=245) …``),
 runtime's timestamp before the program's own (``docker logs --timestamps``)."""
 
 
+_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+
+
+def _combined(envs: tuple[Envelope, ...]) -> re.Pattern[str]:
+    """One regex trying ``envs`` in order: group ``e<k>`` wraps the k-th, its own groups are
+    renamed ``e<k>_<name>``. An alternation tries its branches in order and nothing follows
+    it, so the branch that matches is the first envelope that :meth:`re.Pattern.match` would
+    match alone: one call a line instead of one per envelope."""
+    branches = [
+        f"(?P<e{k}>" + _GROUP_NAME.sub(rf"(?P<e{k}_\1>", env.pattern.pattern) + ")"
+        for k, env in enumerate(envs)
+    ]
+    return re.compile("|".join(branches))
+
+
+_Keys = tuple[Envelope, str | None, str | None, str | None, str | None]
+
+
+def _keys(env: Envelope, prefix: str = "") -> _Keys:
+    """An envelope with the names of its stream, level, time and source groups."""
+    s, lv, t, src = (
+        prefix + g if g else None
+        for g in (env.stream_group, env.level_group, env.time_group, env.source_group)
+    )
+    return env, s, lv, t, src
+
+
+_COMBINED: dict[str, tuple[re.Pattern[str], dict[str, _Keys]]] = {
+    ch: (_combined(envs), {f"e{k}": _keys(env, f"e{k}_") for k, env in enumerate(envs)})
+    for ch, envs in _BY_FIRST.items()
+}
+
+
 def peel(text: str, line: int) -> Record:
     """Peel every envelope at the start of ``text``, in table order, each at most once (a
     process tag at most twice)."""
@@ -303,28 +338,31 @@ def peel(text: str, line: int) -> Record:
     level = time = source = None
     pos = 0
     used: dict[str, int] = {}
-    progress = True
-    while progress and pos < len(text):
-        progress = False
-        for env in _BY_FIRST.get(text[pos], ()):
-            if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
-                continue
-            m = env.pattern.match(text, pos)
-            if m is None:
-                continue
-            used[env.name] = used.get(env.name, 0) + 1
-            if env.stream_group and m.group(env.stream_group):
-                streams.append(m.group(env.stream_group))
-            if env.level_group:
-                lv = m.group(env.level_group)
-                level = _GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
-            if env.time_group and m.group(env.time_group):
-                time = time or m.group(env.time_group)
-            if env.source_group:
-                source = m.group(env.source_group)
-            pos = m.end()
-            progress = True
+    while pos < len(text):
+        first = _COMBINED.get(text[pos])
+        if first is None:
             break
+        m = first[0].match(text, pos)
+        if m is None:
+            break  # no envelope matches here, used up or not
+        env, s_key, l_key, t_key, src_key = first[1][m.lastgroup or ""]
+        if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
+            # the first envelope that matches is used up: try the others one by one
+            m, unused = _next_unused(text, pos, used)
+            if m is None or unused is None:
+                break
+            env, s_key, l_key, t_key, src_key = _keys(unused)
+        used[env.name] = used.get(env.name, 0) + 1
+        if s_key and (stream := m.group(s_key)):
+            streams.append(stream)
+        if l_key:
+            lv = m.group(l_key)
+            level = _GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
+        if t_key and (stamp := m.group(t_key)):
+            time = time or stamp
+        if src_key:
+            source = m.group(src_key)
+        pos = m.end()
     return Record(
         line=line,
         text=text[pos:] if pos else text,
@@ -333,6 +371,19 @@ def peel(text: str, line: int) -> Record:
         time=time,
         source=source,
     )
+
+
+def _next_unused(
+    text: str, pos: int, used: dict[str, int]
+) -> tuple[re.Match[str] | None, Envelope | None]:
+    """The first envelope not used up that matches at ``pos``, and its match."""
+    for env in _BY_FIRST.get(text[pos], ()):
+        if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
+            continue
+        m = env.pattern.match(text, pos)
+        if m is not None:
+            return m, env
+    return None, None
 
 
 def line_end(text: str) -> str:
@@ -401,7 +452,10 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
     the line separator, as for :func:`split_lines`."""
-    return [peel(clean(raw), n) for n, raw in split_lines(text, first_line, end)]
+    lines = split_lines(text, first_line, end)
+    if _HAS_CTRL_IN_LINE.search(text) is None:  # nothing to clean on any line (most logs)
+        return [peel(raw, n) for n, raw in lines]
+    return [peel(clean(raw), n) for n, raw in lines]
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:

@@ -1,0 +1,143 @@
+"""The fast paths of parsing and of the rules give what the plain ones give (tables of cases,
+each checked against a plain reference written here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracelens import facts
+from tracelens.models import Record
+from tracelens.read import logread
+from tracelens.read.logread import peel
+
+CORPUS = Path(__file__).resolve().parent.parent / "corpus"
+
+
+def peel_one_by_one(text: str, line: int):
+    """The envelopes of :mod:`tracelens.read.logread` tried one regex at a time, in table
+    order, each at most as often as it may stack."""
+    streams: list[str] = []
+    level = time = source = None
+    pos, used, progress = 0, {}, True
+    while progress and pos < len(text):
+        progress = False
+        for env in logread._BY_FIRST.get(text[pos], ()):
+            if used.get(env.name, 0) >= logread._STACKED.get(env.name, 1):
+                continue
+            m = env.pattern.match(text, pos)
+            if m is None:
+                continue
+            used[env.name] = used.get(env.name, 0) + 1
+            if env.stream_group and m.group(env.stream_group):
+                streams.append(m.group(env.stream_group))
+            if env.level_group:
+                lv = m.group(env.level_group)
+                level = logread._GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
+            if env.time_group and m.group(env.time_group):
+                time = time or m.group(env.time_group)
+            if env.source_group:
+                source = m.group(env.source_group)
+            pos, progress = m.end(), True
+            break
+    return (text[pos:], " / ".join(streams), level, time, source)
+
+
+PEEL = [
+    # (case, line)
+    ("no envelope", '  File "x.py", line 1, in f'),
+    ("empty", ""),
+    ("vllm", "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] EngineCore failed"),
+    (
+        "ray around vllm",
+        "(RayWorkerWrapper pid=9, ip=10.0.0.2) (EngineCore_DP0 pid=1) INFO 01-20 13:03:50 [a.py:1] x",
+    ),
+    ("third process tag stays", "(pid=1) (pid=2) (pid=3) x"),
+    ("logger twice", "INFO 01-20 13:03:50 [a.py:1] INFO 01-20 13:03:50 [b.py:2] x"),
+    # the third timestamp: the envelope that matches first is used up, a later one matches
+    (
+        "used up, then another",
+        "2024-01-01T00:00:00Z 2024-01-01T00:00:00Z 2024-01-01T00:00:00 INFO boom",
+    ),
+    ("srun twice", "3: 3: x"),
+    (
+        "kubectl, docker stamp, sglang",
+        "[pod/sg-0/sglang] 2025-01-20T13:03:50.123Z [2025-01-20 13:03:50 DP1 TP3] boom",
+    ),
+    ("glog", "E0120 13:03:50.123456 1234 ProcessGroupNCCL.cpp:1234] boom"),
+    ("c10 bracket", "[rank3]:[E1129 15:53:15.897998298 socket.cpp:1028] boom"),
+    ("loguru", "2025-06-01 10:00:00.123 | ERROR    | app.server:run:42 - boom"),
+    ("uvicorn", "ERROR:    Exception in ASGI application"),
+    ("python logging", "WARNING:transformers.modeling_utils:x"),
+    ("deepspeed", "[2025-01-20 13:03:50,123] [INFO] [partition_parameters.py:347:__exit__] x"),
+    ("syslog", "Nov 29 03:14:12 gpu-node-7 python3[48211]: ERROR 01-20 13:03:50 [a.py:1] x"),
+    ("compose", "vllm03  | WARN 01-20 13:03:50 [a.py:1] x"),
+    ("line number", "  1234\tINFO:     127.0.0.1:51234 - x"),
+    ("pdsh", "node-1: [rank0]: x"),
+    ("mpirun", "[1,0]<stderr>:x"),
+]
+
+
+@pytest.mark.parametrize("line", [c[1] for c in PEEL], ids=[c[0] for c in PEEL])
+def test_peel_matches_the_envelopes_tried_one_by_one(line):
+    rec = peel(line, 7)
+    assert (rec.text, rec.stream, rec.level, rec.time, rec.source) == peel_one_by_one(line, 7)
+
+
+@pytest.mark.parametrize("folder", ["incidents", "healthy", "shapes", "captured"])
+def test_peel_of_every_corpus_line(folder):
+    lines = [
+        raw
+        for path in sorted((CORPUS / folder).glob("**/*.log"))
+        for _n, raw in logread.split_lines(logread.clean(path.read_text(errors="replace")))
+    ]
+    assert lines
+    got = [(r.text, r.stream, r.level, r.time, r.source) for r in (peel(t, 1) for t in lines)]
+    assert got == [peel_one_by_one(t, 1) for t in lines]
+
+
+CLEAN = [
+    # (case, text): records of a text with nothing to clean are read without the per-line clean
+    ("plain", "INFO 01-20 13:03:50 [a.py:1] x\nb\tc\r\nd"),
+    ("colour", "\x1b[1;31mERROR\x1b[0m x\nplain"),
+    ("NUL and bell", "a\x00b\x07c\nd"),
+    ("form feed", "a\x0cb\nc"),
+    ("bare CR lines", "a\rb\x1b[0mc\r"),
+]
+
+
+@pytest.mark.parametrize("text", [c[1] for c in CLEAN], ids=[c[0] for c in CLEAN])
+def test_records_are_cleaned_line_by_line_as_before(text):
+    got = [(r.line, r.text) for r in logread.records_from_text(text)]
+    assert got == [(n, peel(logread.clean(raw), n).text) for n, raw in logread.split_lines(text)]
+
+
+def records(*texts: str):
+    return [Record(line=k + 1, text=t) for k, t in enumerate(texts)]
+
+
+TRIGGER_CASES = [
+    # (case, record texts)
+    ("none", ("nothing here", "")),
+    ("overlapping", ("PyTorch version: 2.4.0 CUDA Version: 12.4 driver version: 550", "x")),
+    ("one inside another", ("NCCL version 2.21.5", "NCCL INFO", "sglang==0.4.1 sglang")),
+    ("first and last character", ("GPU 0: NVIDIA H100", "tail torch==")),
+    ("a newline inside a record", ("Root Cause (first observed\nfailure)", "rank: 3 (local_rank")),
+    ("short records between", ("a", "", "vllm==0.8.1", "", "b")),
+]
+
+
+@pytest.mark.parametrize("texts", [c[1] for c in TRIGGER_CASES], ids=[c[0] for c in TRIGGER_CASES])
+def test_triggers_found_in_one_pass_are_those_in_each_line(texts):
+    recs = records(*texts)
+    want = [(r, {t for t in facts.TRIGGERS if t in r.text}) for r in recs]
+    assert facts._with_triggers(recs) == [(r, found) for r, found in want if found]
+
+
+@pytest.mark.parametrize("folder", ["incidents", "healthy", "captured"])
+def test_triggers_of_every_corpus_log(folder):
+    for path in sorted((CORPUS / folder).glob("**/*.log")):
+        recs = logread.records_from_bytes(path.read_bytes())
+        want = [(r, {t for t in facts.TRIGGERS if t in r.text}) for r in recs]
+        assert facts._with_triggers(recs) == [(r, f) for r, f in want if f], path.name
