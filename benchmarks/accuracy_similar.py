@@ -81,24 +81,24 @@ def ranking(seen: list[Seen], shown: int = 3) -> tuple[int, int, int, list[str]]
                     hits = [
                         h
                         for h in rank(store, a.query, limit=len(seen), min_score=0)
-                        if h["id"] not in hidden
+                        if h.id not in hidden
                     ]
                     store.db.execute("UPDATE incidents SET status = 'open' WHERE id = ?", [twin])
-                    pos = next((k for k, h in enumerate(hits) if h["id"] == twin), None)
+                    pos = next((k for k, h in enumerate(hits) if h.id == twin), None)
                     if pos == 0:
                         first += 1
-                    if pos is not None and pos < shown and hits[pos]["score"] >= DEFAULT_MIN_SCORE:
+                    if pos is not None and pos < shown and hits[pos].score >= DEFAULT_MIN_SCORE:
                         within += 1
                     else:
                         top = hits[0] if hits else None
                         misses.append(
                             f"{a.item.name} -> {b.item.name}: "
                             + (
-                                f"rank {pos + 1}, score {hits[pos]['score']}"
+                                f"rank {pos + 1}, score {hits[pos].score}"
                                 if pos is not None
                                 else "not a candidate"
                             )
-                            + (f"; first: {top['title'][:60]!r} {top['score']}" if top else "")
+                            + (f"; first: {top.title[:60]!r} {top.score}" if top else "")
                         )
         store.close()
     return total, first, within, misses
