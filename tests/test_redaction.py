@@ -281,3 +281,44 @@ def test_no_planted_secret_reaches_the_terminal_ui(tmp_path, capsys, kind):
     screens = "\n".join(shots)
     assert "crash.log" in screens or "channel refused" in screens  # the incident is on screen
     assert leaks(secret, screens) == []
+
+
+def _batches() -> list[list[str]]:
+    """Texts redacted together: secrets at the start, middle and end of the batch, a private
+    key whose BEGIN and END lines are different texts, texts with line breaks of their own,
+    lone surrogates (bytes that were not UTF-8), empty texts."""
+    planted = [line.format(secret) for secret, line in KINDS.values()]
+    ordinary = ["INFO 01-20 13:03:41 [engine.py:41] engine started", "", '  File "x.py", line 3']
+    pem = ["-----BEGIN PRIVATE KEY-----", *PEM_BODY, "-----END PRIVATE KEY-----"]
+    return [
+        ordinary,
+        [*planted, *ordinary],
+        [*ordinary, *planted],
+        [x for pair in zip(ordinary * 9, planted) for x in pair],
+        [*ordinary, *pem, *ordinary],
+        [*ordinary, "\n".join(pem), "two\nlines " + planted[0]],
+        [*ordinary, "bad byte \udcff here", planted[1]],
+        [planted[2]],
+    ]
+
+
+@pytest.mark.parametrize("extra", [[], [r"merger plan \w+"], [r"\Aengine"], [r"(?i-m)started$"]])
+@pytest.mark.parametrize("batch", range(len(_batches())))
+def test_redacting_many_texts_at_once_equals_redacting_each(batch, extra):
+    texts = _batches()[batch]
+    redactor = Redactor(extra)
+    assert redactor.many(texts) == [redactor(t) for t in texts]
+    learned = redactor.learned(texts)  # secrets seen in full, also removed in other forms
+    cut = [t[: len(t) // 2] + "…" for t in texts]
+    assert learned.many(texts + cut) == [learned(t) for t in texts + cut]
+
+
+def test_redacting_many_texts_scans_them_once(monkeypatch):
+    redactor = Redactor()
+    texts = ["INFO ok"] * 500 + ["export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12"]
+    calls = []
+    original = Redactor.__call__
+    monkeypatch.setattr(Redactor, "__call__", lambda self, t: calls.append(t) or original(self, t))
+    out = redactor.many(texts)
+    assert calls == texts[-1:]  # only the text with a secret is redacted on its own
+    assert out[-1] == "export HF_TOKEN=[REDACTED:hf-token]" and out[:-1] == texts[:-1]

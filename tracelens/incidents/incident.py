@@ -20,12 +20,31 @@ UNCLASSIFIED = "unclassified"
 
 
 def redact_value(value, redactor: Redactor):
+    """JSON-like data (strings, lists, dicts; keys kept) with every string redacted, all of
+    them in one :meth:`Redactor.many` pass."""
+    strings: list[str] = []
+    _strings(value, strings)
+    return _rebuilt(value, iter(redactor.many(strings)))
+
+
+def _strings(value, out: list[str]) -> None:
     if isinstance(value, str):
-        return redactor(value)
+        out.append(value)
+    elif isinstance(value, list):
+        for v in value:
+            _strings(v, out)
+    elif isinstance(value, dict):
+        for v in value.values():
+            _strings(v, out)
+
+
+def _rebuilt(value, redacted: Iterator[str]):
+    if isinstance(value, str):
+        return next(redacted)
     if isinstance(value, list):
-        return [redact_value(v, redactor) for v in value]
+        return [_rebuilt(v, redacted) for v in value]
     if isinstance(value, dict):
-        return {k: redact_value(v, redactor) for k, v in value.items()}
+        return {k: _rebuilt(v, redacted) for k, v in value.items()}
     return value
 
 
@@ -222,12 +241,17 @@ def excerpt(
         out.lines.append(
             ExcerptLine(
                 line=rec.line,
-                text=redactor(text),
-                process=redactor(rec.stream) if rec.stream else "",
+                text=text,
+                process=rec.stream or "",
                 evidence=rec.line in evidence,
                 origin=keep,
             )
         )
+    texts = redactor.many([ln.text for ln in out.lines])
+    processes = {p: redactor(p) for p in {ln.process for ln in out.lines} if p}
+    for ln, text in zip(out.lines, texts):
+        ln.text = text
+        ln.process = processes.get(ln.process, "")
     return out
 
 

@@ -21,8 +21,11 @@ rule it follows.
 from __future__ import annotations
 
 import copy
+import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -142,6 +145,11 @@ _PROBES = ("", "a", "Z", "0", " ", "-", "INFO 01-20 13:03:41 [engine.py:41] engi
 """Texts a user's pattern must not match whole: a pattern that does would shred every field."""
 
 
+_WHOLE_TEXT_ANCHOR = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
+"""``\\A``, ``\\z`` or a group that turns multi-line mode off: the pattern cannot be run over
+many texts joined by line breaks."""
+
+
 def _combined(patterns: Iterable[Pattern]) -> Any:
     """One regex that matches wherever any of the patterns could: a text it does not match
     is returned as it is after a single linear scan."""
@@ -187,6 +195,9 @@ class Redactor:
         for k, rx in enumerate(extra):
             self.patterns.append(Pattern(f"custom-{k + 1}", check_user_pattern(rx), 0, rx))
         self.precheck = _combined(self.patterns)
+        self._joined: Any = None
+        """The pre-check with line anchors at every line (compiled when :meth:`many` is
+        first used); ``False`` when a pattern anchors at the start or end of the whole text."""
         self._forms: list[tuple[str, str]] = []
         """(text, marker) of secrets learned from a report's sources, longest first."""
 
@@ -237,6 +248,50 @@ class Redactor:
                 if form.startswith(piece):
                     return head[:start] + mark + "…" + tail
         return word
+
+    def many(self, texts: list[str]) -> list[str]:
+        """Each text as :meth:`__call__` returns it, with one pre-check scan over all of them
+        joined by line breaks instead of one scan (and one call into RE2) per text: only the
+        texts a pre-check match touches are redacted one by one.
+
+        Exact because the joined pre-check has ``^``/``$`` match at every line break (each
+        text starts a line), RE2 has no lookaround, and a match that crosses texts marks
+        every text it touches; a match inside one text alone is also a match, at the same
+        place, of the joined text or lies within a match found there."""
+        if not self.enabled or len(texts) < 2:
+            return [self(t) for t in texts]
+        joined = "\n".join(texts)
+        precheck = self._joined_precheck()
+        try:
+            joined.encode("utf-8")
+        except UnicodeEncodeError:
+            precheck = None  # a text with lone surrogates: escaped one by one
+        if precheck is None:
+            return [self(t) for t in texts]
+        hits: set[int] = set()
+        ends = list(accumulate(len(t) + 1 for t in texts))  # offset just past each text's break
+        for m in precheck.finditer(joined):
+            start, end = m.span()
+            first = bisect_right(ends, start)
+            last = bisect_right(ends, max(start, end - 1))
+            hits.update(range(first, last + 1))
+        out = []
+        for k, text in enumerate(texts):
+            if k in hits:
+                out.append(self(text))
+            elif self._forms and text:
+                out.append(self._scrub_learned(text))
+            else:
+                out.append(text)
+        return out
+
+    def _joined_precheck(self) -> Any:
+        if self._joined is None:
+            sources = [p.source for p in self.patterns]
+            anchored = any(_WHOLE_TEXT_ANCHOR.search(src) for src in sources)
+            joined = "(?m)" + "|".join(f"(?:{src})" for src in sources)
+            self._joined = False if anchored else compile_regex(joined)
+        return self._joined or None
 
     def __call__(self, text: str) -> str:
         if not self.enabled or not text:
