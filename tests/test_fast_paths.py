@@ -8,9 +8,12 @@ from pathlib import Path
 import pytest
 
 from tracelens import facts
-from tracelens.models import Record
+from tracelens.models import Document, Record
+from tracelens.parse import lifecycle
+from tracelens.parse.usercontent import without_user_content
 from tracelens.read import logread
 from tracelens.read.logread import peel
+from tracelens.rulebook.context import Context
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -141,3 +144,43 @@ def test_triggers_of_every_corpus_log(folder):
         recs = logread.records_from_bytes(path.read_bytes())
         want = [(r, {t for t in facts.TRIGGERS if t in r.text}) for r in recs]
         assert facts._with_triggers(recs) == [(r, f) for r, f in want if f], path.name
+
+
+STOPS = [
+    # (case, record texts)
+    ("none", ("INFO start", "RuntimeError: x")),
+    ("empty log", ()),
+    ("one", ("INFO start", "INFO Shutting down", "KeyboardInterrupt")),
+    ("first of two", ("a", "Received SIGTERM", "b", "shutdown triggered")),
+    ("aborted at the end only", ("Aborted! then more", "x Aborted!")),
+    ("ctrl-c at the start only", ("x ^C", "^C")),
+    ("a newline inside a record", ("a\nAborted!", "Received signal SIGINT")),
+    ("non-ascii before", ("déjà vu ✓", "signal=SIGINT")),
+]
+
+
+@pytest.mark.parametrize("texts", [c[1] for c in STOPS], ids=[c[0] for c in STOPS])
+def test_stop_line_is_the_first_record_that_asks_to_stop(texts):
+    doc = Document(records=records(*texts))
+    plain = [r.line for r in doc.records if lifecycle._STOP_REQUESTED.search(r.text)][:1]
+    assert lifecycle.stop_requested_line(doc) == (plain[0] if plain else None)
+
+
+CONTEXTS = [
+    # (case, record texts)
+    ("plain", ("INFO start", "RuntimeError: x")),
+    ("empty log", ()),
+    ("request logging", ("Received request chatcmpl-1: prompt: 'why CUDA out of memory?'", "x")),
+    ("json body", ('GenerateReqInput(text="boom")', '{"prompt": "CUDA error"}')),
+    ("non-ascii", ("déjà vu ✓", "prompt: 'ü'", "z")),
+]
+
+
+@pytest.mark.parametrize("texts", [c[1] for c in CONTEXTS], ids=[c[0] for c in CONTEXTS])
+def test_context_text_is_each_record_masked_and_joined(texts):
+    ctx = Context(Document(records=records(*texts)))
+    parts = [without_user_content(t) for t in texts]
+    starts = [sum(len(p) + 1 for p in parts[:k]) for k in range(len(parts))]
+    bstarts = [sum(len(p.encode()) + 1 for p in parts[:k]) for k in range(len(parts))]
+    assert (ctx.text, ctx.offsets, ctx.boffsets) == ("\n".join(parts), starts, bstarts)
+    assert ctx.btext == ctx.text.encode()

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from tracelens.models import Document
+from tracelens.models import Document, Record
+from tracelens.regex import compile_regex
 
 _STOP_REQUESTED = re.compile(
     r"shutdown triggered|Shutting down|[Rr]eceived (?:signal )?SIG(?:INT|TERM)|signal=SIG(?:INT|TERM)|"
@@ -13,10 +14,25 @@ _STOP_REQUESTED = re.compile(
 )
 
 
+_STOP_REQUESTED_IN_TEXT = compile_regex(_STOP_REQUESTED.pattern, multiline=True)
+"""The same in RE2, over the records' texts joined by newlines: one linear-time search a log
+instead of one search a line (nothing in it matches a newline, and ``^``/``$`` then match at
+each record's ends)."""
+
+
+def _first_line(records: list[Record]) -> list[int]:
+    """The line of the first record that asks to stop, as a list of none or one."""
+    text = "\n".join(rec.text for rec in records)
+    if text.count("\n") != max(len(records) - 1, 0):  # a record holding a newline: one by one
+        return [rec.line for rec in records if _STOP_REQUESTED.search(rec.text)][:1]
+    m = _STOP_REQUESTED_IN_TEXT.search(text)
+    return [] if m is None else [records[text.count("\n", 0, m.start())].line]
+
+
 def stop_requested_line(doc: Document) -> int | None:
     """Line where someone asked the process to stop (Ctrl-C, SIGTERM, a shutdown request, a
     KeyboardInterrupt), or None."""
-    lines = [rec.line for rec in doc.records if _STOP_REQUESTED.search(rec.text)][:1]
+    lines = _first_line(doc.records)
     for tb in doc.tracebacks:
         exc = tb.exception
         if exc is not None and exc.type == "KeyboardInterrupt":

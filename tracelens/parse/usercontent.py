@@ -60,6 +60,16 @@ def substitute(kind: str, regex: Any, group: int, text: str) -> str:
     return regex.sub(repl, text)
 
 
+def may_quote_user_content(text: str) -> bool:
+    """Whether any line of ``text`` may be request logging (:func:`without_user_content`
+    leaves every line of a text without it as it is).
+
+    >>> may_quote_user_content("ERROR boom\\nINFO Received request chatcmpl-1"), may_quote_user_content("boom")
+    (True, False)
+    """
+    return any(k in text for k in _REQUEST_LOG)
+
+
 def without_user_content(text: str) -> str:
     """A request-logging line with the user's prompt and the model's output masked: what a
     user typed is not what the software printed, whatever error text it quotes."""

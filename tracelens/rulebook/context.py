@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import bisect
+from itertools import accumulate
 
 from tracelens.models import Document
 from tracelens.parse.document import iter_exceptions, iter_frames
-from tracelens.parse.usercontent import without_user_content
+from tracelens.parse.usercontent import may_quote_user_content, without_user_content
 
 
 class Context:
@@ -17,15 +18,13 @@ class Context:
         self.exceptions = list(iter_exceptions(doc))
         self.frames = list(iter_frames(doc))
         self.facts = doc.fact_map()
-        parts: list[str] = []
-        self.offsets: list[int] = []
-        pos = 0
-        for rec in doc.records:
-            self.offsets.append(pos)
-            text = without_user_content(rec.text)
-            parts.append(text)
-            pos += len(text) + 1
-        self.text = "\n".join(parts)
+        parts = [rec.text for rec in doc.records]
+        text = "\n".join(parts)
+        if may_quote_user_content(text):  # request logging: mask what users typed, line by line
+            parts = [without_user_content(part) for part in parts]
+            text = "\n".join(parts)
+        self.text = text
+        self.offsets: list[int] = list(accumulate((len(p) + 1 for p in parts), initial=0))[:-1]
         # Line conditions search the UTF-8 bytes once encoded: RE2 reports byte offsets there.
         self.btext = self.text.encode("utf-8", "surrogatepass")
         if len(self.btext) == len(self.text):
