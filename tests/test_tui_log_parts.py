@@ -1,5 +1,5 @@
 """The parts of the TUI's log reader and traceback tab: the lines' levels and gap markers, short
-process names, rank labels, and identical tracebacks of several processes folded into one."""
+process names, and the rank labels of a traceback that several processes printed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from tracelens.engine import diagnose
 from tracelens.models import Record
 from tracelens.tui.loglines import build_lines, short_process
-from tracelens.tui.screens.tracebacks import fold, ranks
+from tracelens.tui.screens.tracebacks import ranks
 
 RANKS = (
     Path(__file__).resolve().parent.parent
@@ -77,10 +77,9 @@ def test_rank_labels(streams, label):
     assert ranks(streams) == label
 
 
-def test_fold_joins_copies_that_differ_only_in_what_varies_per_rank():
+def test_the_tab_labels_the_ranks_the_parser_folded():
+    """The tab folds nothing itself: the four ranks' copies arrive folded from the parser."""
     doc = diagnose(RANKS.read_bytes()).document
-    assert len(doc.tracebacks) == 5
-    folded = fold(doc.tracebacks)
-    assert [len(f.lines) for f in folded] == [4, 1]
-    assert folded[0].lines == [9, 25, 41, 57]
-    assert ranks(folded[0].streams) == "ranks 0-3"
+    assert [len(tb.lines) for tb in doc.tracebacks] == [4, 1]
+    assert doc.tracebacks[0].lines == [9, 25, 41, 57]
+    assert ranks(doc.tracebacks[0].streams) == "ranks 0-3"

@@ -25,6 +25,7 @@ from tracelens.models import (
     StreamInfo,
     Traceback,
 )
+from tracelens.parse.fold import fold
 from tracelens.parse.lexer import EXCEPTION_LINE
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import failure_kind
@@ -33,22 +34,6 @@ _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 _QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
 """A line the log itself marks as informational is never an error line (request logging
 quotes users' prompts, which may contain any error text)."""
-_NORMALIZE = re.compile(r"0x[0-9a-fA-F]+|\d+")
-
-
-def _tb_key(tb: Traceback) -> tuple:
-    parts: list = [tb.kind]
-    for seg in tb.segments:
-        exc = seg.exception
-        parts.append(
-            (
-                seg.link,
-                exc.type if exc else None,
-                _NORMALIZE.sub("N", exc.message) if exc else None,
-                tuple((f.file, f.lineno, f.function) for f in seg.frames),
-            )
-        )
-    return tuple(parts)
 
 
 def build(
@@ -78,7 +63,7 @@ def build(
             tracebacks.append(tb)
             covered[sid].append((tb.start_line, tb.end_line))
     tracebacks.sort(key=lambda t: t.start_line)
-    tracebacks = _fold(tracebacks)
+    tracebacks = fold(tracebacks)
 
     errors = list(_error_lines(records, covered))
     fact_list, payloads = facts_mod.extract(records)
@@ -146,25 +131,6 @@ def _streams(records: list[Record]) -> list[str]:
             carry = ""
             out.append(rec.stream)
         prev = rec.text if carry else ""
-    return out
-
-
-def _fold(tracebacks: list[Traceback]) -> list[Traceback]:
-    """The same traceback printed by several workers -> one traceback with every stream."""
-    seen: dict[tuple, Traceback] = {}
-    out: list[Traceback] = []
-    for tb in tracebacks:
-        key = _tb_key(tb)
-        first = seen.get(key)
-        if first is None:
-            tb.streams = [tb.stream]
-            tb.lines = [tb.start_line]
-            seen[key] = tb
-            out.append(tb)
-        else:
-            if tb.stream not in first.streams:
-                first.streams.append(tb.stream)
-            first.lines.append(tb.start_line)
     return out
 
 

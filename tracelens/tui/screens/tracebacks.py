@@ -1,18 +1,17 @@
-"""The traceback tab: each traceback as a tree of frames (library and plumbing frames folded),
-and the same traceback printed by several processes shown once, with their ranks."""
+"""The traceback tab: each traceback as a tree of frames (library and plumbing frames folded);
+a traceback that several processes printed (folded by the parser, see
+:mod:`tracelens.parse.fold`) is shown once, with their ranks and where each copy starts."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 
 from rich.text import Text
 from textual.widgets import Tree
 
 from tracelens.models import Traceback
 from tracelens.parse.frames import is_plumbing, is_stdlib
-from tracelens.parse.normalize import normalize
 
 _RANK = re.compile(r"(?i)(?<![a-z])(rank|tp|dp|pp|ep)[_ ]?(\d+)(?!\d)")
 _PID = re.compile(r"\b(?:pid|ip)=\S+")
@@ -22,50 +21,6 @@ def is_library(frame) -> bool:
     """Plumbing: the standard library, import machinery, and the generic call/dispatch frames
     that fingerprints skip too (torch.nn call wrappers, multiprocessing, asyncio …)."""
     return is_stdlib(frame) or is_plumbing(frame, keep_module_level=True)
-
-
-@dataclass
-class Folded:
-    """One traceback and every process that printed it."""
-
-    traceback: Traceback
-    streams: list[str] = field(default_factory=list)
-    lines: list[int] = field(default_factory=list)
-    """Where each copy starts."""
-
-
-def _key(tb: Traceback) -> tuple:
-    """What makes two tracebacks the same failure: the same frames and exceptions, messages
-    read with what varies between processes (device numbers, paths, ids) normalized."""
-    parts: list = [tb.kind]
-    for seg in tb.segments:
-        exc = seg.exception
-        parts.append(
-            (
-                seg.link,
-                exc.type if exc else None,
-                normalize(exc.message) if exc else None,
-                tuple((f.file, f.lineno, f.function) for f in seg.frames),
-            )
-        )
-    return tuple(parts)
-
-
-def fold(tracebacks: Sequence[Traceback]) -> list[Folded]:
-    """Identical tracebacks of several processes as one entry each, in order of first print."""
-    seen: dict[tuple, Folded] = {}
-    out: list[Folded] = []
-    for tb in tracebacks:
-        key = _key(tb)
-        entry = seen.get(key)
-        if entry is None:
-            entry = seen[key] = Folded(tb)
-            out.append(entry)
-        for stream, line in zip(tb.streams or [tb.stream], tb.lines or [tb.start_line]):
-            if stream not in entry.streams:
-                entry.streams.append(stream)
-            entry.lines.append(line)
-    return out
 
 
 def _spans(numbers: list[int]) -> str:
@@ -104,23 +59,23 @@ def ranks(streams: Sequence[str]) -> str:
 
 
 class TracebackTree(Tree):
-    """Every traceback of the log, folded across processes."""
+    """Every traceback of the log, as the parser folded them across processes."""
 
     def __init__(self, tracebacks: Sequence[Traceback], empty: str, *, id: str | None = None):
         super().__init__(Text("tracebacks"), id=id)
-        self.folded = fold(tracebacks)
+        self.tracebacks = list(tracebacks)
         self.empty = empty
         """What the tab says when there is no traceback."""
 
     def on_mount(self) -> None:
         self.show_root = False
-        if not self.folded:
+        if not self.tracebacks:
             self.root.add_leaf(Text(self.empty))
-        for entry in self.folded:
-            self._add(self.root, entry.traceback, entry)
+        for tb in self.tracebacks:
+            self._add(self.root, tb)
         self.root.expand()
 
-    def _add(self, parent, tb: Traceback, entry: Folded | None = None) -> None:
+    def _add(self, parent, tb: Traceback) -> None:
         exc = tb.exception
         head = (
             f"{exc.type}: {exc.message.splitlines()[0] if exc and exc.message else ''}"
@@ -128,15 +83,16 @@ class TracebackTree(Tree):
             else "(cut off)"
         )
         where = f"line {tb.start_line}"
-        if entry is not None and len(entry.lines) > 1:
-            who = ranks(entry.streams)
-            where = f"{who + ' · ' if who else ''}{len(entry.lines)} copies · line {tb.start_line}"
+        copies = len(tb.lines) > 1
+        if copies:
+            who = ranks(tb.streams)
+            where = f"{who + ' · ' if who else ''}{len(tb.lines)} copies · line {tb.start_line}"
         elif tb.stream:
             where = f"{tb.stream} · line {tb.start_line}"
         node = parent.add(Text(f"[{where}] {head[:150]}", style="bold"), expand=True)
-        if entry is not None and len(entry.lines) > 1:
+        if copies:
             node.add_leaf(
-                Text(f"printed at lines {', '.join(map(str, entry.lines[:20]))}", style="dim")
+                Text(f"printed at lines {', '.join(map(str, tb.lines[:20]))}", style="dim")
             )
         for seg in tb.segments:
             if len(tb.segments) > 1 or seg.link:
