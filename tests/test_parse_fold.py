@@ -281,3 +281,21 @@ def test_message_normalized_line_by_line_is_normalized_whole(message):
     cache: dict[str, str] = {}
     assert _by_line(message, cache) == normalize(message)
     assert _by_line(message, cache) == normalize(message)  # from the cache
+
+
+@pytest.mark.parametrize(
+    ("stored_unfolded", "lines"),
+    [(True, [[9, 25, 41, 57], [77]]), (False, [[9, 25, 41, 57], [77]])],
+    ids=["stored before the fold", "stored since"],
+)
+def test_a_stored_document_comes_back_folded(monkeypatch, stored_unfolded, lines):
+    from tracelens.incidents.logdoc import tracebacks_of
+    from tracelens.models import to_dict
+
+    log = CORPUS / "incidents/docker-compose-torchrun-ddp-nccl-shm-no-space.log"
+    if stored_unfolded:  # each copy its own traceback, as an older parser left them
+        monkeypatch.setattr(document, "fold", lambda tracebacks: list(tracebacks))
+    tracebacks = parse_path(str(log)).tracebacks
+    assert len(tracebacks) == (5 if stored_unfolded else 2)
+    data = {"document": {"tracebacks": to_dict(tracebacks)}}
+    assert [tb.lines for tb in tracebacks_of(data)] == lines

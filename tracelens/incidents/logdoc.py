@@ -14,6 +14,7 @@ from typing import Any
 
 from tracelens.incidents.redact import Redactor
 from tracelens.models import Record, Report, Traceback, adapter
+from tracelens.parse.fold import fold
 from tracelens.render.jsonout import document_dict
 
 VERSION = 1
@@ -127,6 +128,8 @@ def records_of(data: dict) -> list[Record]:
 
 
 def tracebacks_of(data: dict) -> list[Traceback]:
-    """The stored tracebacks as models."""
+    """The stored tracebacks as models, folded again (:func:`tracelens.parse.fold.fold`): a
+    document stored before the fold knew per-rank copies that differ in a path or id shows
+    them as one traceback too; one stored since comes back as it was."""
     tbs = (data.get("document") or {}).get("tracebacks") or []
-    return adapter(list[Traceback]).validate_python(tbs)
+    return fold(adapter(list[Traceback]).validate_python(tbs))
