@@ -11,6 +11,7 @@ from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 from tracelens.rulebook.facttest import parse_fact_test
 from tracelens.rulebook.model import Condition, ExceptionCond, FactCond, FrameCond, LineCond, Rule
+from tracelens.rulebook.required import required_literal
 
 _WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
 _MAX_EVIDENCE_PER_CONDITION = 3
@@ -60,6 +61,8 @@ def _captures(m) -> dict[str, str]:
 def _exception_cond(body: dict) -> Cond:
     tre = compile_regex(body["type"]) if "type" in body else None
     mre = compile_regex(body["message"]) if "message" in body else None
+    tlit = required_literal(body["type"]) if "type" in body else None
+    mlit = required_literal(body["message"]) if "message" in body else None
     weight = _WEIGHTS["exception"] if mre is not None else 2.0
     belief = _BELIEF["exception+message" if (mre is not None and tre is not None) else "exception"]
     why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
@@ -70,11 +73,15 @@ def _exception_cond(body: dict) -> Cond:
         for exc, _tb in ctx.exceptions:
             caps: dict[str, str] = {}
             if tre is not None:
+                if tlit is not None and tlit not in exc.type:
+                    continue
                 m = tre.search(exc.type)
                 if m is None:
                     continue
                 caps.update(_captures(m))
             if mre is not None:
+                if mlit is not None and mlit not in exc.message:
+                    continue
                 m = mre.search(exc.message)
                 if m is None:
                     continue
@@ -94,7 +101,7 @@ def _exception_cond(body: dict) -> Cond:
 
 
 def _frame_cond(body: dict) -> Cond:
-    tests = {k: compile_regex(v) for k, v in body.items()}
+    tests = {k: (compile_regex(v), required_literal(v)) for k, v in body.items()}
     why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
@@ -102,9 +109,9 @@ def _frame_cond(body: dict) -> Cond:
         seen: set[int] = set()
         for fr in ctx.frames:
             ok = True
-            for key, rx in tests.items():
+            for key, (rx, lit) in tests.items():
                 val = fr.function if key == "function" else fr.file if key == "file" else fr.module
-                if val is None or rx.search(val) is None:
+                if val is None or (lit is not None and lit not in val) or rx.search(val) is None:
                     ok = False
                     break
             if ok and fr.line not in seen:
@@ -131,6 +138,8 @@ def _line_cond(body: Any) -> Cond:
     if isinstance(body, str):
         body = {"text": body}
     text_rx = compile_regex(body["text"].encode(), multiline=True) if body.get("text") else None
+    lit = required_literal(body["text"]) if body.get("text") else None
+    needed = lit.encode() if lit is not None else None
     level = str(body["level"]).upper() if "level" in body else None
     stream_rx = compile_regex(body["stream"]) if "stream" in body else None
     weight = _WEIGHTS["line"] + (0.5 if level else 0)
@@ -145,6 +154,8 @@ def _line_cond(body: Any) -> Cond:
         return True
 
     def cond(ctx: Context) -> Hit | None:
+        if needed is not None and needed not in ctx.btext:
+            return None  # no line can match
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
         if text_rx is None:
