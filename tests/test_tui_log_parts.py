@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tracelens.engine import diagnose
+from tracelens.engine import diagnose, parse
 from tracelens.models import Record
+from tracelens.parse import document
 from tracelens.tui.loglines import build_lines, short_process
 from tracelens.tui.screens.tracebacks import ranks
 
@@ -83,3 +84,24 @@ def test_the_tab_labels_the_ranks_the_parser_folded():
     assert [len(tb.lines) for tb in doc.tracebacks] == [4, 1]
     assert doc.tracebacks[0].lines == [9, 25, 41, 57]
     assert ranks(doc.tracebacks[0].streams) == "ranks 0-3"
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "docker-compose-torchrun-ddp-nccl-shm-no-space.log",  # four copies one after another
+        "the-fp8-kv-cache-wall.log",  # eight copies interleaved line by line
+        "heldout-r9-10-docker-torchrun-4x5090-nccl-shm-segment-no-space.log",
+    ],
+)
+def test_every_copy_of_a_folded_traceback_reads_as_error_lines(log, monkeypatch):
+    """The parser keeps one copy and where the others start: the reader still raises every
+    copy's lines to error, as if each copy were a traceback of its own."""
+    data = (RANKS.parent / log).read_bytes()
+    doc = parse(data)
+    assert any(len(tb.lines) > 1 for tb in doc.tracebacks)
+    folded = build_lines(doc.records, (), doc.tracebacks, doc.errors, doc.line_count)
+    monkeypatch.setattr(document, "fold", lambda tracebacks: list(tracebacks))
+    each = parse(data)
+    apart = build_lines(each.records, (), each.tracebacks, each.errors, each.line_count)
+    assert [(ln.number, ln.level) for ln in folded] == [(ln.number, ln.level) for ln in apart]

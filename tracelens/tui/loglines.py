@@ -4,7 +4,7 @@ process and level, built from a log's records; and how a process is named in a n
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,6 +65,39 @@ def short_process(name: str) -> str:
     return short if len(short) <= PROCESS_WIDTH else short[: PROCESS_WIDTH - 1] + "…"
 
 
+def _copy_spans(
+    records: Sequence[Record], tracebacks: Sequence[Traceback]
+) -> list[tuple[int, int, set[str]]]:
+    """The lines of every printed copy of each traceback: (first, last, its process). The parser
+    keeps one copy of a traceback that several processes printed and where each copy starts
+    (:mod:`tracelens.parse.fold`); a later copy is as many lines of its own process as the first
+    one, however other processes' lines are interleaved with it. A copy whose first line is not
+    among the records (a stored excerpt) is left out."""
+    by_stream: dict[str, list[int]] = {}
+    stream_of: dict[int, str] = {}
+    if any(len(tb.lines) > 1 for tb in tracebacks):
+        for rec in records:
+            by_stream.setdefault(rec.stream, []).append(rec.line)
+            stream_of[rec.line] = rec.stream
+    spans = []
+    for tb in tracebacks:
+        if tb.end_line < tb.start_line:
+            continue
+        if len(tb.lines) < 2:
+            spans.append((tb.start_line, tb.end_line, set(tb.streams or [tb.stream])))
+            continue
+        spans.append((tb.start_line, tb.end_line, {tb.stream}))
+        own = by_stream.get(tb.stream, [])
+        size = bisect_right(own, tb.end_line) - bisect_left(own, tb.start_line)
+        for start in tb.lines[1:]:
+            stream = stream_of.get(start)
+            lines = by_stream.get(stream, []) if stream is not None else []
+            k = bisect_left(lines, start)
+            if stream is not None and size and k < len(lines) and lines[k] == start:
+                spans.append((start, lines[min(k + size, len(lines)) - 1], {stream}))
+    return spans
+
+
 def build_lines(
     records: Iterable[Record],
     evidence: Iterable[int] = (),
@@ -78,11 +111,8 @@ def build_lines(
     stored excerpt, or a large log read only around its trouble)."""
     marked = set(evidence)
     severe = {e.line for e in errors}
-    spans = [
-        (tb.start_line, tb.end_line, set(tb.streams or [tb.stream]))
-        for tb in tracebacks
-        if tb.end_line >= tb.start_line
-    ]
+    records = list(records)
+    spans = _copy_spans(records, tracebacks)
     spans.sort(key=lambda s: s[0])
     starts = [s[0] for s in spans]
     last: dict[str, int] = {}
