@@ -3,6 +3,7 @@ each checked against a plain reference written here)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,9 +11,11 @@ import pytest
 from tracelens import facts
 from tracelens.models import Document, Record
 from tracelens.parse import lifecycle
+from tracelens.parse.linesearch import records_matching
 from tracelens.parse.usercontent import without_user_content
 from tracelens.read import logread
 from tracelens.read.logread import peel
+from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
@@ -184,3 +187,44 @@ def test_context_text_is_each_record_masked_and_joined(texts):
     bstarts = [sum(len(p.encode()) + 1 for p in parts[:k]) for k in range(len(parts))]
     assert (ctx.text, ctx.offsets, ctx.boffsets) == ("\n".join(parts), starts, bstarts)
     assert ctx.btext == ctx.text.encode()
+
+
+LINE_SEARCHES = [
+    # (case, Python regex, RE2 candidate pattern, record texts)
+    ("none", r"\bvLLM API server version\b", None, ("a", "b")),
+    ("empty log", r"x", None, ()),
+    (
+        "several",
+        r"\bStarting elastic_operator\b",
+        None,
+        ("Starting elastic_operator", "x", "y Starting elastic_operator z"),
+    ),
+    # Python's \b sees a Unicode letter as a word character, RE2's does not: RE2 proposes, Python says no
+    (
+        "unicode word before",
+        r"\bserver_args=ServerArgs\(",
+        None,
+        ("éserver_args=ServerArgs(", "server_args=ServerArgs("),
+    ),
+    # a looser candidate pattern: every candidate is checked line by line
+    (
+        "candidates checked",
+        r"step \d+ loss",
+        rb"step",
+        ("step 1 loss", "step x loss", "a step", "step ٣ loss"),
+    ),
+    ("a match across lines", r"a\s*b", rb"a\s*b", ("xa", "b", "a b")),
+    ("a newline inside a record", r"^b", None, ("a\nb", "b")),
+    ("non-ascii offsets", r"boom", None, ("déjà ✓", "✓ boom", "boom é")),
+]
+
+
+@pytest.mark.parametrize(
+    "rx,candidates,texts", [c[1:] for c in LINE_SEARCHES], ids=[c[0] for c in LINE_SEARCHES]
+)
+def test_records_matching_is_the_records_searched_one_by_one(rx, candidates, texts):
+    recs = records(*texts)
+    py = re.compile(rx)
+    re2rx = compile_regex(candidates or rx.encode(), multiline=True)
+    want = [k for k, r in enumerate(recs) if py.search(r.text)]
+    assert records_matching(recs, py, re2rx) == want

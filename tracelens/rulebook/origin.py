@@ -22,8 +22,10 @@ from dataclasses import dataclass
 from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
+from tracelens.parse.linesearch import records_matching
 from tracelens.read.failures import SHAPES
 from tracelens.regex import compile_regex
+from tracelens.rulebook.required import required_literal
 
 # raised by a stop or by the teardown after another failure, never the failure itself
 _TEARDOWN = re.compile(
@@ -92,13 +94,22 @@ class Wrappers:
         self.pairs = [
             (compile_regex(t) if t else None, compile_regex(m) if m else None) for t, m in pairs
         ]
+        # the literal each match holds (see tracelens.rulebook.required): a cheap "no" first
+        self._literals = [
+            (required_literal(t) if t else None, required_literal(m) if m else None)
+            for t, m in pairs
+        ]
 
     def exception(self, exc: ExceptionInfo) -> bool:
         msg = exc.message[:2000]
-        for trx, mrx in self.pairs:
-            if trx is not None and trx.search(exc.type) is None:
+        for (trx, mrx), (tlit, mlit) in zip(self.pairs, self._literals):
+            if trx is not None and (
+                (tlit is not None and tlit not in exc.type) or trx.search(exc.type) is None
+            ):
                 continue
-            if mrx is not None and mrx.search(msg) is None:
+            if mrx is not None and (
+                (mlit is not None and mlit not in msg) or mrx.search(msg) is None
+            ):
                 continue
             return True
         return False
@@ -363,12 +374,19 @@ _RUN_START = re.compile(
 _ENGINE_START = re.compile(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
 
 
+def _lines(doc: Document, rx: re.Pattern[str]) -> list[int]:
+    """The sorted lines ``rx`` finds, in one RE2 pass over the log (literals and ``\\b``
+    next to ASCII letters: RE2 matches wherever Python does)."""
+    found = records_matching(doc.records, rx, compile_regex(rx.pattern.encode(), multiline=True))
+    return sorted({doc.records[k].line for k in found})
+
+
 def run_span(doc: Document, line: int) -> tuple[int, int] | None:
     """The lines of the run (one start of a server or a job) that holds ``line``, when the
     log holds several starts (restarts, appended logs); None when it holds one."""
-    starts = sorted({rec.line for rec in doc.records if _RUN_START.search(rec.text)})
+    starts = _lines(doc, _RUN_START)
     if not starts:
-        starts = sorted({rec.line for rec in doc.records if _ENGINE_START.search(rec.text)})
+        starts = _lines(doc, _ENGINE_START)
     if len(starts) < 2:
         return None
     begin = 0
