@@ -10,7 +10,7 @@ import pytest
 
 from tracelens import facts
 from tracelens.models import Document, Record
-from tracelens.parse import lifecycle
+from tracelens.parse import lexer, lifecycle
 from tracelens.parse.linesearch import records_matching
 from tracelens.parse.usercontent import without_user_content
 from tracelens.read import logread
@@ -228,3 +228,114 @@ def test_records_matching_is_the_records_searched_one_by_one(rx, candidates, tex
     re2rx = compile_regex(candidates or rx.encode(), multiline=True)
     want = [k for k, r in enumerate(recs) if py.search(r.text)]
     assert records_matching(recs, py, re2rx) == want
+
+
+def tokens(recs) -> list[tuple[str, str, int, list[int]]]:
+    return [(t.type, str(t), t.line, t.lines) for t in lexer.lex(recs)]
+
+
+LEX = [
+    # (case, record texts)
+    (
+        "chain",
+        (
+            "x",
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "    g()",
+            "ValueError: a",
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "b.py", line 2, in h',
+            "RuntimeError: b",
+            "after",
+        ),
+    ),
+    (
+        "quoted traceback",
+        (
+            "a",
+            "b",
+            "c",
+            "multiprocessing.pool.RemoteTraceback: ",
+            '"""',
+            "Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "KeyError: 1",
+            '"""',
+            "",
+            "The above exception was the direct cause of the following exception:",
+            "",
+            "Traceback (most recent call last):",
+            '  File "b.py", line 2, in g',
+            "KeyError: 1",
+        ),
+    ),
+    (
+        "fault dump",
+        (
+            "a",
+            "b",
+            "c",
+            "d",
+            "Fatal Python error: Segmentation fault",
+            "",
+            "Current thread 0x00007f (most recent call first):",
+            '  File "a.py", line 3 in f',
+            "",
+            "Extension modules: numpy",
+            "done",
+        ),
+    ),
+    (
+        "group",
+        (
+            "a",
+            "b",
+            "c",
+            "  + Exception Group Traceback (most recent call last):",
+            '  |   File "a.py", line 1, in f',
+            "  | ExceptionGroup: x (1 sub-exception)",
+            "  +-+---------------- 1 ----------------",
+            "    | ValueError: y",
+            "    +------------------------------------",
+            "z",
+        ),
+    ),
+    ("frames at the start", ('  File "a.py", line 1, in f', "    g()", "ValueError: a")),
+    (
+        "header mid-line",
+        (
+            "a",
+            "b",
+            "c",
+            "d",
+            "3.61it/s]Traceback (most recent call last):",
+            '  File "a.py", line 1, in f',
+            "OSError: x",
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("texts", [c[1] for c in LEX], ids=[c[0] for c in LEX])
+def test_lex_skipping_to_openers_gives_every_token(texts, monkeypatch):
+    recs = records(*texts)
+    fast = tokens(recs)
+    monkeypatch.setattr(lexer, "_openers", lambda rs: list(range(len(rs))))
+    assert fast == tokens(recs)
+    assert fast
+
+
+@pytest.mark.parametrize("folder", ["incidents", "shapes", "captured", "unrecognized"])
+def test_lex_of_every_corpus_log(folder, monkeypatch):
+    logs = [
+        logread.records_from_bytes(p.read_bytes())
+        for p in sorted((CORPUS / folder).glob("**/*.log"))
+    ]
+    fast = [tokens(recs) for recs in logs]
+    monkeypatch.setattr(lexer, "_openers", lambda rs: list(range(len(rs))))
+    assert fast == [tokens(recs) for recs in logs]
+    assert any(fast)

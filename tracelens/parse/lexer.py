@@ -8,7 +8,9 @@ structure. Lines outside tracebacks produce no token.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from itertools import accumulate
 
 from tracelens.models import Record
 
@@ -166,6 +168,33 @@ def _separator_ahead(records: Sequence[Record], j: int, sig) -> int | None:
     return None
 
 
+_OPENING = (TB_HEAD, "+ Exception Group Traceback (most recent call last):", "Fatal Python error: ")
+
+
+def _openers(records: Sequence[Record]) -> list[int]:
+    """Sorted indices of the records that may open something in the normal state: those
+    holding a traceback header, an exception group's header or a fault dump's, and those
+    right above a line of three double quotes alone (an exception whose message quotes a
+    traceback).
+    Every other line, outside a traceback and not right after one, yields nothing and
+    changes nothing: :func:`lex` skips them. Found by searching the texts joined by newlines
+    for each literal, not by testing each line."""
+    texts = [rec.text for rec in records]
+    joined = "\n".join(texts)
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    found: set[int] = set()
+    for literal in (*_OPENING, _QUOTE):
+        pos = joined.find(literal)
+        while pos >= 0:
+            k = bisect_right(starts, pos) - 1
+            if literal != _QUOTE:
+                found.add(k)
+            elif k > 0 and texts[k].strip() == _QUOTE:
+                found.add(k - 1)
+            pos = joined.find(literal, starts[k + 1])
+    return sorted(found)
+
+
 def lex(records: Sequence[Record]) -> Iterator[Token]:
     """Tokens for the traceback-shaped lines of one stream; other lines yield nothing."""
     n = len(records)
@@ -189,7 +218,14 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
         t = records[j].text
         return t.strip() == TB_HEAD or bool(_GROUP_HEAD.match(t))
 
+    openers = _openers(records)
     while i < n:
+        if state == "normal" and not in_tb_chain and i >= 3:
+            # no line before the next opener can start anything: skip to it
+            k = bisect_left(openers, i)
+            if k == len(openers):
+                break
+            i = openers[k]
         rec = records[i]
         text = rec.text
         if margin and state != "normal" and text[:margin].isspace() and len(text) > margin:
