@@ -222,10 +222,10 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
     while i < n:
         if state == "normal" and not in_tb_chain and i >= 3:
             # no line before the next opener can start anything: skip to it
-            k = bisect_left(openers, i)
-            if k == len(openers):
+            at = bisect_left(openers, i)
+            if at == len(openers):
                 break
-            i = openers[k]
+            i = openers[at]
         rec = records[i]
         text = rec.text
         if margin and state != "normal" and text[:margin].isspace() and len(text) > margin:
