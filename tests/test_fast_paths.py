@@ -339,3 +339,22 @@ def test_lex_of_every_corpus_log(folder, monkeypatch):
     monkeypatch.setattr(lexer, "_openers", lambda rs: list(range(len(rs))))
     assert fast == [tokens(recs) for recs in logs]
     assert any(fast)
+
+
+MODULES = [
+    "/usr/lib/python3.12/dist-packages/vllm/v1/attention/selector.py",
+    "/opt/conda/envs/vllm/lib/python3.10/contextlib.py",
+    "<frozen importlib._bootstrap>",
+    "C:\\Python311\\Lib\\site-packages\\torch\\nn\\modules\\module.py",
+    "/home/u/vllm/vllm/entrypoints/openai/api_server.py",
+    "relative.py",
+    "no-extension",
+]
+
+
+@pytest.mark.parametrize("path", MODULES)
+def test_module_of_is_the_same_cached(path):
+    lexer.module_of.cache_clear()
+    first = lexer.module_of(path)
+    assert lexer.module_of(path) == first == lexer.module_of.__wrapped__(path)
+    assert lexer.module_of.cache_info().hits == 1

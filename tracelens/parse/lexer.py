@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from itertools import accumulate
 
 from tracelens.models import Record
@@ -83,6 +84,10 @@ _KNOWN_TOPS = (
 )
 
 
+_PYTHON_LIB = re.compile(r"python3(\.\d+)?")
+
+
+@lru_cache(maxsize=4096)
 def module_of(path: str) -> str | None:
     """Dotted module for a frame's file path.
 
@@ -107,7 +112,7 @@ def module_of(path: str) -> str | None:
     if start is None:
         # a known package counts only below the interpreter's lib/python3.X: a conda env or a
         # venv named "vllm" holds the standard library too (…/envs/vllm/lib/python3.10/contextlib.py)
-        lib = [i for i, p in enumerate(parts) if re.fullmatch(r"python3(\.\d+)?", p)]
+        lib = [i for i, p in enumerate(parts) if _PYTHON_LIB.fullmatch(p)]
         floor = lib[-1] + 1 if lib else 0
         for i, part in enumerate(parts[:-1]):
             if i >= floor and part in _KNOWN_TOPS:
