@@ -179,9 +179,10 @@ class Traceback:
     end_line: int = 0
     stream: str = ""
     streams: list[str] = _list()
-    """Every stream that printed this same traceback (fan-out across workers)."""
+    """Every stream that printed this same traceback (fan-out across workers), each once, in
+    order of first print (:mod:`tracelens.parse.fold` says what "the same" is)."""
     lines: list[int] = _list()
-    """Start line of each copy, in the order of ``streams``."""
+    """Start line of each copy, in print order (a stream that printed it twice has two)."""
     truncated: bool = False
     """The log ended (or the text was cut) before the traceback did."""
 
