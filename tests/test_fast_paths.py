@@ -358,3 +358,33 @@ def test_module_of_is_the_same_cached(path):
     first = lexer.module_of(path)
     assert lexer.module_of(path) == first == lexer.module_of.__wrapped__(path)
     assert lexer.module_of.cache_info().hits == 1
+
+
+class CountingRegex:
+    """A regex that counts its searches."""
+
+    def __init__(self, pattern: str):
+        self.rx = compile_regex(pattern)
+        self.calls = 0
+
+    def search(self, text: str):
+        self.calls += 1
+        return self.rx.search(text)
+
+
+SEARCHES = [
+    # (pattern, texts searched in turn)
+    (r"(?P<t>\w+Error)", ("ValueError", "ValueError", "KeyError", "ValueError")),
+    (r"vllm/.*attention", ("/x/vllm/attention/a.py", "/x/vllm/attention/a.py", "/y/b.py")),
+    (r"never", ("a", "a")),
+]
+
+
+@pytest.mark.parametrize("pattern,texts", SEARCHES, ids=[p for p, _ in SEARCHES])
+def test_context_search_is_rx_search_once_per_text(pattern, texts):
+    ctx = Context(Document(records=records("x")))
+    rx = CountingRegex(pattern)
+    got = [ctx.search(rx, t) for t in texts]
+    want = [rx.rx.search(t) for t in texts]
+    assert [m and m.group(0) for m in got] == [m and m.group(0) for m in want]
+    assert rx.calls == len(set(texts))

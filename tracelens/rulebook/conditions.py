@@ -75,14 +75,14 @@ def _exception_cond(body: dict) -> Cond:
             if tre is not None:
                 if tlit is not None and tlit not in exc.type:
                     continue
-                m = tre.search(exc.type)
+                m = ctx.search(tre, exc.type)
                 if m is None:
                     continue
                 caps.update(_captures(m))
             if mre is not None:
                 if mlit is not None and mlit not in exc.message:
                     continue
-                m = mre.search(exc.message)
+                m = ctx.search(mre, exc.message)
                 if m is None:
                     continue
                 caps.update(_captures(m))
@@ -111,7 +111,11 @@ def _frame_cond(body: dict) -> Cond:
             ok = True
             for key, (rx, lit) in tests.items():
                 val = fr.function if key == "function" else fr.file if key == "file" else fr.module
-                if val is None or (lit is not None and lit not in val) or rx.search(val) is None:
+                if (
+                    val is None
+                    or (lit is not None and lit not in val)
+                    or ctx.search(rx, val) is None
+                ):
                     ok = False
                     break
             if ok and fr.line not in seen:

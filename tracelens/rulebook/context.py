@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bisect
 from itertools import accumulate
+from typing import Any
 
 from tracelens.models import Document
 from tracelens.parse.document import iter_exceptions, iter_frames
@@ -18,6 +19,7 @@ class Context:
         self.exceptions = list(iter_exceptions(doc))
         self.frames = list(iter_frames(doc))
         self.facts = doc.fact_map()
+        self._searched: dict[tuple[Any, str], Any] = {}
         parts = [rec.text for rec in doc.records]
         text = "\n".join(parts)
         if may_quote_user_content(text):  # request logging: mask what users typed, line by line
@@ -35,6 +37,17 @@ class Context:
             for part in parts:
                 self.boffsets.append(bpos)
                 bpos += len(part.encode("utf-8", "surrogatepass")) + 1
+
+    def search(self, rx: Any, text: str) -> Any:
+        """``rx.search(text)``, remembered for this document: the rules test the same few
+        exception types and frame paths (every rank prints the same traceback) again and
+        again."""
+        key = (rx, text)
+        try:
+            return self._searched[key]
+        except KeyError:
+            m = self._searched[key] = rx.search(text)
+            return m
 
     def record_at(self, offset: int):
         """The record holding a byte offset of :attr:`btext`."""
