@@ -42,4 +42,4 @@ def test_a_traceback_under_a_warning_is_handled_only_if_the_program_went_on(log,
 def test_a_shell_prompt_after_the_exception_is_not_part_of_its_message():
     first = diagnose(WARN + TB + "(venv) user@ws-07:~/bench$ ls\n").diagnoses[0]
     assert "user@ws-07" not in " ".join([first.root_cause, *first.notes])
-    assert first.severity == "error"
+    assert first.severity in ("error", "fatal")  # a failure, whichever rule knows it
