@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tracelens import facts
+from tracelens.keyvalues import _KeyValues
 from tracelens.models import Document, Record
 from tracelens.parse import lexer, lifecycle
 from tracelens.parse.linesearch import records_matching
@@ -388,3 +389,60 @@ def test_context_search_is_rx_search_once_per_text(pattern, texts):
     want = [rx.rx.search(t) for t in texts]
     assert [m and m.group(0) for m in got] == [m and m.group(0) for m in want]
     assert rx.calls == len(set(texts))
+
+
+class CharByChar(_KeyValues):
+    """The key reader one character at a time (``str.isalnum()`` or ``_``)."""
+
+    def pairs(self) -> list[tuple[str, str]]:
+        text, out, pos = self.text, [], 0
+        while (eq := text.find("=", pos)) >= 0:
+            k = eq
+            while k > pos and (text[k - 1].isalnum() or text[k - 1] == "_"):
+                k -= 1
+            start = eq + 1
+            end = self._value_end(start) if k < eq else None
+            if end is None:
+                pos = start
+                continue
+            out.append((text[k:eq], text[start:end]))
+            pos = end
+        return out
+
+    def _key_after(self, comma: int) -> bool:
+        text, ok = self.text, False
+        if text.startswith(", ", comma):
+            j = comma + 2
+            while j < len(text) and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            ok = j > comma + 2 and text[j : j + 1] == "="
+        return ok
+
+
+PAYLOADS = [
+    "model='/m, x', tp=4, q=None) more",
+    "=x, a=1",
+    "a==b, c=d",
+    "größe=3, ключ=значение, 数=٣, _x_=1",
+    "x, =1, y=2",
+    "a=1,b=2, c=(d=e), f='g=h'",
+    "Namespace(host=None, port=8000, model='m', tensor_parallel_size=8)",
+    "k" * 5000 + "=v, " + "w" * 5000,
+    "",
+]
+
+
+@pytest.mark.parametrize("text", PAYLOADS, ids=range(len(PAYLOADS)))
+def test_key_values_read_as_character_by_character(text):
+    assert _KeyValues(text).pairs() == CharByChar(text).pairs()
+
+
+def test_key_values_of_every_corpus_line_with_an_equals_sign():
+    texts = [
+        r.text
+        for p in sorted(CORPUS.glob("**/*.log"))
+        for r in logread.records_from_bytes(p.read_bytes())
+        if "=" in r.text
+    ]
+    assert len(texts) > 1000
+    assert [_KeyValues(t).pairs() for t in texts] == [CharByChar(t).pairs() for t in texts]
