@@ -129,6 +129,14 @@ MODULE = "ModuleNotFoundError | No module named '{}' | "
         # another missing module is another failure, even under the same rule
         (q("python/module-not-found | " + MODULE.format("triton"), "python/module-not-found"), ("python/module-not-found | " + MODULE.format("pybase64"), "python/module-not-found"), 0, DEFAULT_MIN_SCORE - 1),
         (q("python/module-not-found | " + MODULE.format("triton"), "python/module-not-found"), ("python/module-not-found | " + MODULE.format("triton"), "python/module-not-found"), 95, 100),
+        # a name on one side only, under a rule where names are the failure: another module
+        (q("python/module-not-found | ValueError | awq quantization requires some operators from vllm | get_config", "python/module-not-found"), ("python/module-not-found | " + MODULE.format("tensorrt"), "python/module-not-found"), 0, DEFAULT_MIN_SCORE - 1),
+        # another key of one parameter-missing cause is another parameter: another failure
+        (q("quant/checkpoint-param-missing | KeyError | 'model.layers.<n>.mlp.gate.g_idx' | load_weights", "quant/checkpoint-param-missing"), ("quant/checkpoint-param-missing | KeyError | 'model.layers.<n>.self_attn.weight_scale' | load_weights", "quant/checkpoint-param-missing"), 0, DEFAULT_MIN_SCORE - 1),
+        # two model types transformers does not know: one cause, the names do not count
+        (q("hf/model-type-unrecognized | KeyError | 'gemma<n>' | from_pretrained > get_config", "hf/model-type-unrecognized"), ("hf/model-type-unrecognized | KeyError | 'qwen<n>_next' | __init__ > create_model_config", "hf/model-type-unrecognized"), DEFAULT_MIN_SCORE, 100),
+        # the same two under "unrecognized": no shared cause, other names
+        (q("unrecognized | KeyError | 'gemma<n>' | from_pretrained > get_config", "unrecognized"), ("unrecognized | KeyError | 'qwen<n>_next' | __init__ > create_model_config", "unrecognized"), 0, DEFAULT_MIN_SCORE - 1),
         # torch.cuda.OutOfMemoryError became torch.OutOfMemoryError: one type
         (q("- | " + OOM), ("- | " + OOM.replace("torch.", "torch.cuda.", 1), None), 95, 100),
         # two bare AssertionErrors: alike only by their frames
@@ -233,3 +241,13 @@ def test_the_similar_command_says_what_fixed_each(tmp_path, capsys):
     assert main(["similar", str(NVLS), "--db", str(tmp_path / "db")]) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert f"#{twin} " in first and first.endswith("— fixed by: NCCL_NVLS_ENABLE=0")
+
+
+def test_the_labels_and_the_score_agree_on_where_names_are_the_failure():
+    """The labelled pairs' ``distinct_rules`` (truth) are the rules the score treats so."""
+    import yaml
+    from similar_pairs import PAIRS
+
+    from tracelens.incidents.similar import NAMES_DISTINGUISH
+
+    assert set(yaml.safe_load(PAIRS.read_text())["distinct_rules"]) == NAMES_DISTINGUISH

@@ -121,6 +121,22 @@ def _names(error: str) -> set[str]:
     return names if len(names) <= 2 else set()
 
 
+NAMES_DISTINGUISH = frozenset(
+    {"python/module-not-found", "python/cannot-import-name", "quant/checkpoint-param-missing"}
+)
+"""Rules under which the names an error quotes are the failure: another missing module,
+another name a package lacks, another parameter a checkpoint has, is another fix. Under any
+other rule two errors that quote other names (two model types, two keys) are one cause."""
+_NAMING_TYPES = ("ModuleNotFoundError", "ImportError")
+"""Exceptions whose quoted name is the failure itself: which module is missing, which name a
+package lacks (under one rule too: ``python/module-not-found`` of ``triton`` is not that of
+``pybase64``)."""
+
+
+def _names_the_cause(a: str, b: str) -> bool:
+    return any(t.rsplit(".", 1)[-1] in _NAMING_TYPES for t in (a, b))
+
+
 def similarity(
     q: Query, sig: str, rule_id: str | None, category: str | None, *, _parts: Parts | None = None
 ) -> float:
@@ -129,7 +145,9 @@ def similarity(
     The originating errors are compared first: the error's first line (60 %), the exception
     type (25 %), the innermost frames (15 %). An empty message says nothing (two empty ones
     count as alike as their frames); when both lines quote names (a module, a key) and none is
-    the same, the line counts half and the errors are not the same failure. The diagnoses then
+    the same, the line counts half and the errors are not the same failure; under one rule
+    this holds only for the rules of :data:`NAMES_DISTINGUISH` and import errors (where a name
+    on one side only also counts), not for another model type under one "model type unknown". The diagnoses then
     weigh in: the same rule (the same known cause) lifts the score to ``45 + 0.55 × that``;
     two different rules (two different known causes) cut it to half; with no rule on one side,
     the same category adds 5."""
@@ -140,12 +158,18 @@ def similarity(
         error = fuzz.token_sort_ratio(a.error, b.error)
     else:  # an empty message says nothing: a bare AssertionError is like another by its frames
         error = frames if not (a.error or b.error) and a.frames and b.frames else 0.0
+    mine, theirs = _specific(q.rule_id), _specific(rule_id)
     mine_names, their_names = _names(a.error), _names(b.error)
     other_names = bool(mine_names and their_names and not mine_names & their_names)
+    if mine and mine == theirs:
+        if mine in NAMES_DISTINGUISH or _names_the_cause(a.etype, b.etype):
+            # under one rule too: a name on one side only is another module or parameter
+            other_names = other_names or bool(mine_names) != bool(their_names)
+        else:  # one known cause, other names: another model type, another key
+            other_names = False
     if other_names:
         error /= 2  # No module named 'triton' is not No module named 'pybase64'
     text = 0.6 * error + 0.25 * _type_score(a.etype, b.etype) + 0.15 * frames
-    mine, theirs = _specific(q.rule_id), _specific(rule_id)
     if mine and mine == theirs and not other_names:
         return 45 + 0.55 * text
     if mine and theirs:
