@@ -62,7 +62,10 @@ FAILING = [p for p in LOGS if _expect(p).get("top_rule") and p.parent.name != "h
 
 
 def test_unrecognized_corpus_is_large_enough():
-    assert len(UNRECOGNIZED) >= 30
+    """Enough real failures no rule knows to test the never-silent path on. A log leaves this
+    folder for corpus/incidents when a rule learns its failure; held-out rounds bring new
+    ones (a rule's own examples with the rule left out are tested by the calibration)."""
+    assert len(UNRECOGNIZED) >= 25
 
 
 @pytest.mark.parametrize("log", UNRECOGNIZED, ids=[p.name for p in UNRECOGNIZED])
