@@ -225,6 +225,23 @@ ENVELOPES = [
         None,
         None,
     ),
+    # PyTorch 2.1-2.2's own format: a bracketed time, the logger, the level in brackets
+    (
+        "[2024-06-18 23:38:49,504] torch._dynamo.convert_frame: [WARNING] Traceback (most recent call last):",
+        "Traceback (most recent call last):",
+        "",
+        "WARNING",
+        "torch._dynamo.convert_frame",
+    ),
+    (
+        "[2024-05-24 14:20:41,650] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) local_rank: 0",
+        "failed (exitcode: 1) local_rank: 0",
+        "",
+        "ERROR",
+        "torch.distributed.elastic.multiprocessing.api",
+    ),
+    # an exception line that quotes a level is no logger: its type has no dotted name before it
+    ("ValueError: [ERROR] bad value", "ValueError: [ERROR] bad value", "", None, None),
     ("ValueError: bad value", "ValueError: bad value", "", None, None),
     (
         "  | ExceptionGroup: eg (2 sub-exceptions)",

@@ -43,3 +43,32 @@ def test_a_shell_prompt_after_the_exception_is_not_part_of_its_message():
     first = diagnose(WARN + TB + "(venv) user@ws-07:~/bench$ ls\n").diagnoses[0]
     assert "user@ws-07" not in " ".join([first.root_cause, *first.notes])
     assert first.severity in ("error", "fatal")  # a failure, whichever rule knows it
+
+
+DYNAMO = (
+    "Traceback (most recent call last):\n"
+    '  File "/env/lib/python3.10/site-packages/torch/_inductor/scheduler.py", line 2164, in create_backend\n'
+    "    raise RuntimeError(\n"
+    "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+    "RuntimeError: Found NVIDIA GeForce GTX 1080 Ti which is too old to be supported by the triton GPU compiler\n"
+)
+_PREFIX = "[2024-06-18 23:38:49,504] torch._dynamo.convert_frame: [WARNING] "
+
+
+@pytest.mark.parametrize(
+    ("log", "severity"),
+    [
+        # Dynamo logged the compile failure as a warning and ran the model eagerly
+        ("".join(_PREFIX + line + "\n" for line in DYNAMO.splitlines()) + "generation done\n", "warning"),
+        # the same traceback uncaught: the program died of it
+        (DYNAMO, "fatal"),
+    ],
+    ids=["logged-as-warning", "uncaught"],
+)  # fmt: skip
+def test_a_known_failure_in_a_traceback_logged_as_a_warning_is_no_alarm(log, severity):
+    first = diagnose(log).diagnoses[0]
+    assert first.rule_id == "torch/compile/backend-compiler-failed"
+    assert first.severity == severity
+    assert ("logged this traceback as a warning" in " ".join(first.notes)) == (
+        severity == "warning"
+    )

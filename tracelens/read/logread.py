@@ -233,6 +233,14 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # PyTorch's own log format (torch 2.1-2.2), after its bracketed time:
+    # "[2024-06-18 23:38:49,504] torch._dynamo.convert_frame: [WARNING] "
+    Envelope(
+        "logger-bracket-level",
+        re.compile(r"(?P<src>[A-Za-z_]\w*(?:\.\w+)+): \[" + _LEVEL + r"\] ?"),
+        level_group="level",
+        source_group="src",
+    ),
     # Python logging basicConfig: "ERROR:root:", "WARNING:transformers.modeling_utils:"
     Envelope(
         "python-logging",
@@ -282,6 +290,7 @@ _FIRST_CHARS = {
     "pipe-level": "0123456789",
     "bracket-level": "[",
     "bracket-source": "[",
+    "logger-bracket-level": _UPPER + _UPPER.lower() + "_",
     "python-logging": "TDINWECF",
     "uvicorn": "TDINWECF",
     "timestamp-level": "[0123456789",

@@ -17,7 +17,7 @@ after that: a handled problem, not a crash.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
@@ -332,6 +332,9 @@ class Failures:
     """The program visibly carried on after every failure."""
     refused: list[Origin]
     """Requests the server refused with 4xx and lived on: handled."""
+    handled: list[tuple[int, int]] = field(default_factory=list)
+    """(first, last line) of each traceback a handler logged at warning level or below, when
+    nothing failed (``origin`` is None)."""
 
 
 def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
@@ -340,7 +343,9 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     real = [c for c in found if not c.client]
     refused = [c for c in found if c.client]
     if not real:
-        return Failures(None, False, refused)
+        pos = _index(doc)
+        handled = [(tb.start_line, tb.end_line) for tb in doc.tracebacks if _handled(doc, pos, tb)]
+        return Failures(None, False, refused, handled)
     last_end = max(c.end for c in real)
     return Failures(real[0], _carried_on(doc.records, last_end), refused)
 

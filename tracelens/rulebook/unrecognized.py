@@ -306,6 +306,13 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     )
 
 
+def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
+    """Every evidence line of ``d`` lies inside one of the (first, last line) spans."""
+    return bool(d.evidence and spans) and all(
+        any(a <= e.line <= b for a, b in spans) for e in d.evidence
+    )
+
+
 def settle(
     doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, threshold: float
 ) -> list[Diagnosis]:
@@ -320,6 +327,12 @@ def settle(
                 d.notes.insert(
                     0,
                     f"The server refused this request (line {refused[0].line}) with a 4xx status and kept serving: the client's error, not a failure of the server.",
+                )
+            elif d.severity in ERROR_LEVEL and _only_in(d, failures.handled):
+                d.severity = "warning"
+                d.notes.insert(
+                    0,
+                    f"The program logged this traceback as a warning (line {d.evidence[0].line}) and nothing failed after it: it was caught and handled, not fatal.",
                 )
         return diags
     if recovered:
