@@ -93,7 +93,7 @@ class IncidentsScreen(Screen):
     def compose(self) -> ComposeResult:
         yield Header()
         with Horizontal(id="filters"):
-            yield Input(placeholder="/ filter: words of titles, rules, messages", id="filter")
+            yield Input(placeholder="/ filter: titles, rules, messages", id="filter")
             yield Select(
                 [(s, s) for s in ("open", "resolved", "ignored")], prompt="status", id="status"
             )
