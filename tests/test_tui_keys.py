@@ -99,6 +99,8 @@ def test_the_copy_message_does_not_claim_the_text_arrived(tmp_path, monkeypatch,
     else:
         monkeypatch.delenv("TMUX", raising=False)
 
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
     async def steps(pilot, app):
         await pilot.press("c")
         await pilot.pause()
@@ -106,6 +108,31 @@ def test_the_copy_message_does_not_claim_the_text_arrived(tmp_path, monkeypatch,
         assert "OSC 52" in message and "some terminals ignore it" in message
         assert "copied" not in message.lower()
         assert ("set-clipboard" in message) == hint
+        # the text is also in a file the message names, for a terminal that dropped it
+        saved = tmp_path / "data" / "tracelens" / "clipboard.txt"
+        assert f"also in {saved}" in message
+        assert saved.read_text().strip() and saved.read_text() in seed_remedy_text()
+
+    run(make_app(db_path=tmp_path / "none.db", report=seed_report()), steps)
+
+
+def seed_remedy_text() -> str:
+    """Every remedy of the seed log's first diagnosis as ``c`` copies one (any of them)."""
+    from tracelens.tui.remedies import copy_text
+
+    return "\n".join(copy_text(r) + "\n" for r in seed_report().diagnoses[0].remedies)
+
+
+def test_the_copy_message_says_when_the_file_copy_cannot_be_written(tmp_path, monkeypatch):
+    blocked = tmp_path / "file-not-folder"
+    blocked.write_text("")
+    monkeypatch.setenv("XDG_DATA_HOME", str(blocked))
+
+    async def steps(pilot, app):
+        await pilot.press("c")
+        await pilot.pause()
+        (message,) = notes(app)
+        assert "OSC 52" in message and "could not also write" in message
 
     run(make_app(db_path=tmp_path / "none.db", report=seed_report()), steps)
 

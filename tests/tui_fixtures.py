@@ -39,8 +39,10 @@ def seed_report():
 
 @pytest.fixture(autouse=True)
 def own_config(tmp_path, monkeypatch):
-    """Each test its own config dir: the app remembers the theme there, never in the user's."""
+    """Each test its own config and data dirs: the app remembers the theme and keeps the last
+    copied text there, never in the user's."""
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     return tmp_path / "config"
 
 

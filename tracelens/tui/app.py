@@ -13,6 +13,13 @@ from textual.app import App
 from textual.binding import Binding
 
 from tracelens.models import Report
+from tracelens.paths import data_home
+
+
+def clipboard_file() -> Path:
+    """Where the last text copied in the app is also written
+    (``$XDG_DATA_HOME/tracelens/clipboard.txt``)."""
+    return data_home() / "tracelens" / "clipboard.txt"
 
 
 class TracelensApp(App):
@@ -85,11 +92,19 @@ class TracelensApp(App):
     def copy(self, text: str, what: str) -> None:
         """Send ``text`` to the clipboard and say so honestly: the terminal gets it through an
         OSC 52 escape, which many terminals (and tmux by default) drop without a word, so
-        whether it arrived cannot be known here."""
+        whether it arrived cannot be known here. The text is also written to
+        :func:`clipboard_file`, whose path the message gives, for a terminal that dropped it."""
         self.copy_to_clipboard(text)
         hint = "; in tmux: set -g set-clipboard on" if os.environ.get("TMUX") else ""
+        path = clipboard_file()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+            saved = f"; also in {path}"
+        except OSError as exc:
+            saved = f"; could not also write {path}: {exc.strerror or exc}"
         self.notify(
-            f"{what}: sent to the terminal's clipboard (OSC 52; some terminals ignore it{hint})"
+            f"{what}: sent to the terminal's clipboard (OSC 52; some terminals ignore it{hint}){saved}"
         )
 
     def diagnose_bytes(self, data: bytes, source: str) -> Report:
