@@ -51,13 +51,18 @@ BROWSED_RULES = (
 
 
 @pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
-def test_rules_browser(snap_compare, tmp_path, size):
+def test_rules_browser(snap_compare, tmp_path, size, monkeypatch):
+    """The rule pane lists each example by its path, below the fold: the rules are copied to a
+    path relative to the working directory, so the length of the temporary directory (which
+    differs by user, by run number and in a pytest-xdist worker) cannot change the wrapping of
+    those lines and with it the scrollbar."""
     import shutil
     from pathlib import Path
 
     from tracelens.rulebook.load import load, shipped_rules_dir
 
-    root = tmp_path / "rules"
+    monkeypatch.chdir(tmp_path)
+    root = Path("rules")
     for rule_id in BROWSED_RULES:
         for src in Path(shipped_rules_dir()).glob(f"{rule_id}.*"):
             dst = root / src.relative_to(shipped_rules_dir())
