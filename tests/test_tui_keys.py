@@ -9,7 +9,7 @@ from rich.console import Console
 from textual.binding import Binding
 from textual.widgets import DataTable, Input
 from textual.widgets._footer import FooterKey
-from tui_fixtures import make_store, notes, own_config, run, seed_report  # noqa: F401 (autouse)
+from tui_fixtures import make_store, notes, own_config, own_dirs, run, seed_report  # noqa: F401 (autouse)
 
 from tracelens.tui import make_app
 from tracelens.tui.app import TracelensApp
@@ -174,23 +174,36 @@ def help_text(app) -> str:
     return console.export_text()
 
 
-@pytest.mark.parametrize("cls", [TracelensApp, IncidentsScreen, DiagnosisScreen, RulesScreen])
-def test_the_help_lists_every_key_of_every_screen_on_one_line(tmp_path, cls):
+@pytest.fixture(scope="module")
+def help_shown(tmp_path_factory):
+    """The help's lines and the app that showed them: one run serves every screen's case."""
+    seen: dict = {}
+
     async def steps(pilot, app):
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        lines = help_text(app).splitlines()
-        for b in cls.BINDINGS:
-            if b.action.startswith("tab("):
-                continue  # one row for the tab keys, below
-            key, what = app.get_key_display(b), b.tooltip or b.description
-            # the key and the start of its description on one line: the table does not wrap
-            assert any(
-                ln.strip().startswith(key + " ") and what.split()[0] in ln for ln in lines
-            ), (key, what)
+        seen["lines"] = help_text(app).splitlines()
 
-    run(make_app(db_path=tmp_path / "none.db"), steps)
+    base = tmp_path_factory.mktemp("help")
+    with own_dirs(base):
+        app = make_app(db_path=base / "none.db")
+        run(app, steps)
+    return app, seen["lines"]
+
+
+@pytest.mark.parametrize("cls", [TracelensApp, IncidentsScreen, DiagnosisScreen, RulesScreen])
+def test_the_help_lists_every_key_of_every_screen_on_one_line(help_shown, cls):
+    app, lines = help_shown
+    for b in cls.BINDINGS:
+        if b.action.startswith("tab("):
+            continue  # one row for the tab keys, below
+        key, what = app.get_key_display(b), b.tooltip or b.description
+        # the key and the start of its description on one line: the table does not wrap
+        assert any(ln.strip().startswith(key + " ") and what.split()[0] in ln for ln in lines), (
+            key,
+            what,
+        )
 
 
 def test_the_help_names_the_tabs_and_the_keys_widgets_handle(tmp_path):
