@@ -9,7 +9,7 @@ import json
 import pytest
 from click.testing import CliRunner
 from textual.widgets import DataTable, Input
-from tui_fixtures import LOGS, ROOT, make_store, own_config  # noqa: F401 (autouse)
+from tui_fixtures import LOGS, ROOT, make_store, own_config, own_dirs  # noqa: F401 (autouse)
 
 from tracelens.cli import cli
 from tracelens.tui import make_app
@@ -77,69 +77,91 @@ def cli_ids(db, query: str) -> set[int]:
     return {row["id"] for row in json.loads(out.output)}
 
 
-def tui_ids(db, query: str) -> set[int]:
-    shown: list[int] = []
+SEARCHES = [
+    ("shm", True),  # the issue's case: 3 in the list, 5 with --search
+    ("fp8 kv", True),  # was 0 in the list
+    ("fp8", True),
+    ("shared memory", True),
+    ("nvls", True),
+    ("nccl", True),
+    ("insufficient", False),  # the list also matches the category shm-insufficient
+    ("flash", False),  # and words it begins (flashinfer)
+]
+
+
+@pytest.fixture(scope="module")
+def tui_found(search_db, tmp_path_factory) -> dict[str, tuple[set[int], int, int]]:
+    """For each query of SEARCHES, typed in turn into one run's filter: the ids the list
+    shows, how many, and the table's row count."""
+    found: dict[str, tuple[set[int], int, int]] = {}
 
     async def go():
-        app = make_app(db_path=db)
+        app = make_app(db_path=search_db)
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             await pilot.press("slash")
-            app.screen.query_one("#filter", Input).value = query
-            await pilot.pause()
-            shown.extend(app.screen.shown)
-            assert app.screen.query_one(DataTable).row_count == len(shown)
+            for query, _same in SEARCHES:
+                app.screen.query_one("#filter", Input).value = query
+                await pilot.pause()
+                shown = list(app.screen.shown)
+                rows = app.screen.query_one(DataTable).row_count
+                found[query] = (set(shown), len(shown), rows)
 
-    asyncio.run(go())
-    return set(shown)
+    with own_dirs(tmp_path_factory.mktemp("config")):
+        asyncio.run(go())
+    return found
 
 
-@pytest.mark.parametrize(
-    "query, same",
-    [
-        ("shm", True),  # the issue's case: 3 in the list, 5 with --search
-        ("fp8 kv", True),  # was 0 in the list
-        ("fp8", True),
-        ("shared memory", True),
-        ("nvls", True),
-        ("nccl", True),
-        ("insufficient", False),  # the list also matches the category shm-insufficient
-        ("flash", False),  # and words it begins (flashinfer)
-    ],
-)
-def test_the_list_finds_what_the_cli_search_finds(search_db, query, same):
-    cli_found, tui_found = cli_ids(search_db, query), tui_ids(search_db, query)
+@pytest.mark.parametrize("query, same", SEARCHES)
+def test_the_list_finds_what_the_cli_search_finds(search_db, tui_found, query, same):
+    cli_found = cli_ids(search_db, query)
+    tui_shown, count, rows = tui_found[query]
+    assert rows == count
     assert cli_found, "the case must match something"
     if same:
-        assert tui_found == cli_found
+        assert tui_shown == cli_found
     else:  # the list searches categories and word beginnings too
-        assert tui_found > cli_found
+        assert tui_shown > cli_found
 
 
-@pytest.mark.parametrize(
-    "query, first",
-    [
-        ("mla fp8", "vllm/attention/mla-fp8-kv-unsupported"),
-        ("nccl timeout", "nccl/watchdog-timeout"),
-        ("oom gpu", "torch/gpu-oom"),
-    ],
-)
-def test_rules_browser_filters_by_every_word(tmp_path, query, first):
-    found: list = []
+RULE_SEARCHES = [
+    ("mla fp8", "vllm/attention/mla-fp8-kv-unsupported"),
+    ("nccl timeout", "nccl/watchdog-timeout"),
+    ("oom gpu", "torch/gpu-oom"),
+]
+
+
+@pytest.fixture(scope="module")
+def rules_found(tmp_path_factory) -> dict[str, list]:
+    """For each query of RULE_SEARCHES in turn in one run's rules browser (the first typed right
+    after ``r``, with no ``/``: the search box has the keys): the rules listed."""
+    found: dict[str, list] = {}
+    base = tmp_path_factory.mktemp("rules-browser")
 
     async def go():
-        app = make_app(db_path=tmp_path / "none.db")
+        app = make_app(db_path=base / "none.db")
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.press("r")
             await pilot.pause()
-            await pilot.press(*query)  # no `/` first: the search box has the keys
-            await pilot.pause()
-            screen = app.screen
-            found.extend(
-                screen.rules[int(str(k.value))].rule for k in screen.query_one(DataTable).rows
-            )
+            for k, (query, _first) in enumerate(RULE_SEARCHES):
+                if k == 0:
+                    await pilot.press(*query)
+                else:  # the box has shown it takes the keys: the next query at once
+                    app.screen.query_one("#search", Input).value = query
+                await pilot.pause()
+                screen = app.screen
+                found[query] = [
+                    screen.rules[int(str(k.value))].rule for k in screen.query_one(DataTable).rows
+                ]
 
-    asyncio.run(go())
+    with own_dirs(base):
+        asyncio.run(go())
+    return found
+
+
+@pytest.mark.parametrize("query, first", RULE_SEARCHES)
+def test_rules_browser_filters_by_every_word(rules_found, query, first):
+    found = rules_found[query]
     assert first in [r.id for r in found]
     for r in found:
         have = words(f"{r.id} {r.title} {r.category}")
