@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Tree
-from tui_fixtures import SEED, run, seed_report
+from tui_fixtures import SEED, own_dirs, run, seed_report
 
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import save
@@ -156,24 +156,39 @@ def test_a_long_line_scrolls_sideways_to_its_end(tmp_path):
     run(app, steps)
 
 
-@pytest.mark.parametrize(("presses", "least"), [(1, 2), (2, 3), (3, 0)])
-def test_l_hides_lines_below_a_level(tmp_path, presses, least):
-    app, _rep = live(tmp_path)
+@pytest.fixture(scope="module")
+def after_l_presses(tmp_path_factory) -> dict[int, dict]:
+    """What the log reader keeps after 1, 2 and 3 presses of ``l``, pressed in turn in one run."""
+    seen: dict[int, dict] = {}
 
     async def steps(pilot, app):
         reader = await open_log(pilot, app)
         view = reader.view
-        for _ in range(presses):
+        for presses in (1, 2, 3):
             await pilot.press("l")
-        await pilot.pause()
-        kept = [view.lines[k] for k in view.shown]
-        assert all(ln.level >= least or ln.evidence or not ln.number for ln in kept)
-        hidden = len(view.lines) - len(kept)
-        assert (hidden > 0) == (least > 0)
-        assert FILTERS[reader._filter][1] == least
-        assert FILTERS[reader._filter][0] in str(reader.status())
+            await pilot.pause()
+            seen[presses] = {
+                "kept": [view.lines[k] for k in view.shown],
+                "all": len(view.lines),
+                "filter": FILTERS[reader._filter],
+                "status": str(reader.status()),
+            }
 
-    run(app, steps)
+    base = tmp_path_factory.mktemp("levels")
+    with own_dirs(base):
+        run(live(base)[0], steps)
+    return seen
+
+
+@pytest.mark.parametrize(("presses", "least"), [(1, 2), (2, 3), (3, 0)])
+def test_l_hides_lines_below_a_level(after_l_presses, presses, least):
+    seen = after_l_presses[presses]
+    kept = seen["kept"]
+    assert all(ln.level >= least or ln.evidence or not ln.number for ln in kept)
+    hidden = seen["all"] - len(kept)
+    assert (hidden > 0) == (least > 0)
+    assert seen["filter"][1] == least
+    assert seen["filter"][0] in seen["status"]
 
 
 @pytest.mark.parametrize(("key", "direction"), [("p", 1), ("P", -1)])
