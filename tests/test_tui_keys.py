@@ -144,28 +144,54 @@ SCREENS = [
 ]
 
 
-@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+SIZES = [(80, 24), (200, 50)]
+
+
+@pytest.fixture(scope="module")
+def footers(tmp_path_factory) -> dict:
+    """Per terminal size, one run visits every screen of SCREENS in turn (back from the
+    diagnosis with escape); for each: the screen, the footer's keys and their right edges."""
+    seen: dict = {}
+    base = tmp_path_factory.mktemp("footers")
+    db = make_store(base / "incidents.db")
+
+    def steps_at(size):
+        async def steps(pilot, app):
+            for name, _cls, keys in SCREENS:
+                await pilot.press(*keys)
+                await pilot.pause()
+                screen = app.screen
+                if name == "rules":  # from the search box to the list, where every key works
+                    await pilot.press("enter")
+                    await pilot.pause()
+                footer = list(app.screen.query(FooterKey))
+                seen[size, name] = (
+                    screen,
+                    {k.key for k in footer},
+                    [k.region.right for k in footer],
+                )
+                if name == "diagnosis":
+                    await pilot.press("escape")
+                    await pilot.pause()
+
+        return steps
+
+    with own_dirs(base):
+        for size in SIZES:
+            run(make_app(db_path=db), steps_at(size), size=size)
+    return seen
+
+
+@pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("name, cls, keys", SCREENS)
-def test_the_footer_fits_and_shows_every_key_it_should(tmp_path, size, name, cls, keys):
-    db = make_store(tmp_path / "incidents.db")
-
-    async def steps(pilot, app):
-        await pilot.press(*keys)
-        await pilot.pause()
-        assert isinstance(app.screen, cls)
-        if name == "rules":  # from the search box to the list, where every key works
-            await pilot.press("enter")
-            await pilot.pause()
-        shown = {k.key for k in app.screen.query(FooterKey)}
-        wanted = {
-            b.key
-            for b in [*TracelensApp.BINDINGS, *cls.BINDINGS]
-            if isinstance(b, Binding) and b.show
-        }
-        assert wanted <= shown
-        assert all(k.region.right <= size[0] for k in app.screen.query(FooterKey))
-
-    run(make_app(db_path=db), steps, size=size)
+def test_the_footer_fits_and_shows_every_key_it_should(footers, size, name, cls, keys):
+    screen, shown, rights = footers[size, name]
+    assert isinstance(screen, cls)
+    wanted = {
+        b.key for b in [*TracelensApp.BINDINGS, *cls.BINDINGS] if isinstance(b, Binding) and b.show
+    }
+    assert wanted <= shown
+    assert rights and all(right <= size[0] for right in rights)
 
 
 def help_text(app) -> str:
