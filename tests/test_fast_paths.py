@@ -23,32 +23,8 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
 def peel_one_by_one(text: str, line: int):
-    """The envelopes of :mod:`tracelens.read.logread` tried one regex at a time, in table
-    order, each at most as often as it may stack."""
-    streams: list[str] = []
-    level = time = source = None
-    pos, used, progress = 0, {}, True
-    while progress and pos < len(text):
-        progress = False
-        for env in logread._BY_FIRST.get(text[pos], ()):
-            if used.get(env.name, 0) >= logread._STACKED.get(env.name, 1):
-                continue
-            m = env.pattern.match(text, pos)
-            if m is None:
-                continue
-            used[env.name] = used.get(env.name, 0) + 1
-            if env.stream_group and m.group(env.stream_group):
-                streams.append(m.group(env.stream_group))
-            if env.level_group:
-                lv = m.group(env.level_group)
-                level = logread._GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
-            if env.time_group and m.group(env.time_group):
-                time = time or m.group(env.time_group)
-            if env.source_group:
-                source = m.group(env.source_group)
-            pos, progress = m.end(), True
-            break
-    return (text[pos:], " / ".join(streams), level, time, source)
+    rec = logread.peel_one_by_one(text, line)
+    return (rec.text, rec.stream, rec.level, rec.time, rec.source)
 
 
 PEEL = [
@@ -115,7 +91,9 @@ CLEAN = [
 
 
 @pytest.mark.parametrize("text", [c[1] for c in CLEAN], ids=[c[0] for c in CLEAN])
-def test_records_are_cleaned_line_by_line_as_before(text):
+@pytest.mark.parametrize("lines_read", [0, logread._COMBINE_AFTER])
+def test_records_are_cleaned_line_by_line_as_before(text, lines_read, monkeypatch):
+    monkeypatch.setattr(logread, "_lines_read", lines_read)
     got = [(r.line, r.text) for r in logread.records_from_text(text)]
     assert got == [(n, peel(logread.clean(raw), n).text) for n, raw in logread.split_lines(text)]
 

@@ -8,7 +8,7 @@ import pytest
 from tracelens.regex import compile_regex
 from tracelens.rulebook.load import default_rules
 from tracelens.rulebook.model import ExceptionCond, FrameCond, LineCond
-from tracelens.rulebook.required import required_literal
+from tracelens.rulebook.required import required_literal, reused_literal
 
 LITERALS = [
     # (pattern, literal or None)
@@ -106,3 +106,11 @@ def test_shipped_rules_literals_are_in_their_examples_where_they_match():
                         missing.append((lr.id, pattern))
     assert checked > 100
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    "pattern,literal",
+    [("reused: CUDA out of memory", "reused: CUDA out of memory"), (r"reused: (?i)x", None)],
+)
+def test_a_literal_is_read_from_the_second_time_a_pattern_is_asked_for(pattern, literal):
+    assert [reused_literal(pattern) for _ in range(3)] == [None, literal, literal]

@@ -17,6 +17,7 @@ import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tracelens.models import Record
 
@@ -334,10 +335,33 @@ def _keys(env: Envelope, prefix: str = "") -> _Keys:
     return env, s, lv, t, src
 
 
-_COMBINED: dict[str, tuple[re.Pattern[str], dict[str, _Keys]]] = {
-    ch: (_combined(envs), {f"e{k}": _keys(env, f"e{k}_") for k, env in enumerate(envs)})
-    for ch, envs in _BY_FIRST.items()
-}
+_Combined = tuple[re.Pattern[str], dict[str, _Keys]]
+
+
+@lru_cache(maxsize=None)
+def _combined_keys(envs: tuple[Envelope, ...]) -> _Combined:
+    return _combined(envs), {f"e{k}": _keys(env, f"e{k}_") for k, env in enumerate(envs)}
+
+
+class _Table(dict[str, "_Combined | None"]):
+    """The combined regex of each first character, compiled on first use (a dozen distinct
+    envelope lists; Python compiles each alternation in a few milliseconds)."""
+
+    def __missing__(self, ch: str) -> _Combined | None:
+        envs = _BY_FIRST.get(ch)
+        if envs is None:
+            return None  # not kept: any character may start a line
+        got = self[ch] = _combined_keys(envs)
+        return got
+
+
+_COMBINED = _Table()
+
+_COMBINE_AFTER = 20_000
+"""Lines read one envelope at a time before the combined regexes are compiled: compiling them
+costs what combining saves on about this many lines, so a single log (a ``diagnose``) never
+pays for it and a batch (``ingest``) soon gains."""
+_lines_read = 0
 
 
 def peel(text: str, line: int) -> Record:
@@ -348,7 +372,7 @@ def peel(text: str, line: int) -> Record:
     pos = 0
     used: dict[str, int] = {}
     while pos < len(text):
-        first = _COMBINED.get(text[pos])
+        first = _COMBINED[text[pos]]
         if first is None:
             break
         m = first[0].match(text, pos)
@@ -372,6 +396,44 @@ def peel(text: str, line: int) -> Record:
         if src_key:
             source = m.group(src_key)
         pos = m.end()
+    return Record(
+        line=line,
+        text=text[pos:] if pos else text,
+        stream=" / ".join(streams),
+        level=level,
+        time=time,
+        source=source,
+    )
+
+
+def peel_one_by_one(text: str, line: int) -> Record:
+    """:func:`peel` trying the envelopes one regex at a time (no compile cost up front)."""
+    streams: list[str] = []
+    level = time = source = None
+    pos = 0
+    used: dict[str, int] = {}
+    progress = True
+    while progress and pos < len(text):
+        progress = False
+        for env in _BY_FIRST.get(text[pos], ()):
+            if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
+                continue
+            m = env.pattern.match(text, pos)
+            if m is None:
+                continue
+            used[env.name] = used.get(env.name, 0) + 1
+            if env.stream_group and m.group(env.stream_group):
+                streams.append(m.group(env.stream_group))
+            if env.level_group:
+                lv = m.group(env.level_group)
+                level = _GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
+            if env.time_group and m.group(env.time_group):
+                time = time or m.group(env.time_group)
+            if env.source_group:
+                source = m.group(env.source_group)
+            pos = m.end()
+            progress = True
+            break
     return Record(
         line=line,
         text=text[pos:] if pos else text,
@@ -461,10 +523,13 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
     the line separator, as for :func:`split_lines`."""
-    lines = split_lines(text, first_line, end)
+    global _lines_read
+    lines = list(split_lines(text, first_line, end))
+    one = peel if _lines_read >= _COMBINE_AFTER else peel_one_by_one
+    _lines_read += len(lines)
     if _HAS_CTRL_IN_LINE.search(text) is None:  # nothing to clean on any line (most logs)
-        return [peel(raw, n) for n, raw in lines]
-    return [peel(clean(raw), n) for n, raw in lines]
+        return [one(raw, n) for n, raw in lines]
+    return [one(clean(raw), n) for n, raw in lines]
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:

@@ -11,7 +11,7 @@ from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 from tracelens.rulebook.facttest import parse_fact_test
 from tracelens.rulebook.model import Condition, ExceptionCond, FactCond, FrameCond, LineCond, Rule
-from tracelens.rulebook.required import required_literal
+from tracelens.rulebook.required import reused_literal
 
 _WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
 _MAX_EVIDENCE_PER_CONDITION = 3
@@ -61,8 +61,6 @@ def _captures(m) -> dict[str, str]:
 def _exception_cond(body: dict) -> Cond:
     tre = compile_regex(body["type"]) if "type" in body else None
     mre = compile_regex(body["message"]) if "message" in body else None
-    tlit = required_literal(body["type"]) if "type" in body else None
-    mlit = required_literal(body["message"]) if "message" in body else None
     weight = _WEIGHTS["exception"] if mre is not None else 2.0
     belief = _BELIEF["exception+message" if (mre is not None and tre is not None) else "exception"]
     why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
@@ -70,6 +68,8 @@ def _exception_cond(body: dict) -> Cond:
     def cond(ctx: Context) -> Hit | None:
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
+        tlit = reused_literal(body["type"]) if tre is not None else None
+        mlit = reused_literal(body["message"]) if mre is not None else None
         for exc, _tb in ctx.exceptions:
             caps: dict[str, str] = {}
             if tre is not None:
@@ -101,15 +101,17 @@ def _exception_cond(body: dict) -> Cond:
 
 
 def _frame_cond(body: dict) -> Cond:
-    tests = {k: (compile_regex(v), required_literal(v)) for k, v in body.items()}
+    tests = {k: compile_regex(v) for k, v in body.items()}
     why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
         hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
         seen: set[int] = set()
+        lits = {k: reused_literal(v) for k, v in body.items()}
         for fr in ctx.frames:
             ok = True
-            for key, (rx, lit) in tests.items():
+            for key, rx in tests.items():
+                lit = lits[key]
                 val = fr.function if key == "function" else fr.file if key == "file" else fr.module
                 if (
                     val is None
@@ -142,8 +144,6 @@ def _line_cond(body: Any) -> Cond:
     if isinstance(body, str):
         body = {"text": body}
     text_rx = compile_regex(body["text"].encode(), multiline=True) if body.get("text") else None
-    lit = required_literal(body["text"]) if body.get("text") else None
-    needed = lit.encode() if lit is not None else None
     level = str(body["level"]).upper() if "level" in body else None
     stream_rx = compile_regex(body["stream"]) if "stream" in body else None
     weight = _WEIGHTS["line"] + (0.5 if level else 0)
@@ -158,7 +158,8 @@ def _line_cond(body: Any) -> Cond:
         return True
 
     def cond(ctx: Context) -> Hit | None:
-        if needed is not None and needed not in ctx.btext:
+        lit = reused_literal(body["text"]) if text_rx is not None else None
+        if lit is not None and lit.encode() not in ctx.btext:
             return None  # no line can match
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()

@@ -25,7 +25,7 @@ from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.linesearch import records_matching
 from tracelens.read.failures import SHAPES
 from tracelens.regex import compile_regex
-from tracelens.rulebook.required import required_literal
+from tracelens.rulebook.required import reused_literal
 
 # raised by a stop or by the teardown after another failure, never the failure itself
 _TEARDOWN = re.compile(
@@ -96,8 +96,7 @@ class Wrappers:
         ]
         # the literal each match holds (see tracelens.rulebook.required): a cheap "no" first
         self._literals = [
-            (required_literal(t) if t else None, required_literal(m) if m else None)
-            for t, m in pairs
+            (reused_literal(t) if t else None, reused_literal(m) if m else None) for t, m in pairs
         ]
 
     def exception(self, exc: ExceptionInfo) -> bool:

@@ -29,6 +29,19 @@ _PLAIN_FLAGS = re.UNICODE | re.MULTILINE | re.DOTALL
 """Flags that change no literal's meaning."""
 
 
+_asked: set[str] = set()
+
+
+def reused_literal(pattern: str) -> str | None:
+    """:func:`required_literal`, from the second time a pattern is asked for on (None the
+    first time). Reading a pattern costs about what RE2 takes to search a crash log once, so
+    a single ``diagnose`` skips it and a batch of logs (``ingest``, ``rules test``) gains."""
+    if pattern not in _asked:
+        _asked.add(pattern)
+        return None
+    return required_literal(pattern)
+
+
 @lru_cache(maxsize=4096)
 def required_literal(pattern: str) -> str | None:
     """The longest run of plain characters that every match of ``pattern`` (RE2 syntax)
