@@ -266,8 +266,12 @@ def test_no_planted_secret_reaches_the_terminal_ui(tmp_path):
         assert main(["ingest", "--db", str(db), "--redact-regex", CUSTOM, str(log)]) == 0
     assert sqlite3.connect(db).execute("SELECT count(*) FROM incidents").fetchone()[0] == len(kinds)
     shots: dict[int, list[str]] = {}
+    tabs_seen: dict[int, list[str]] = {}
+    tabs = ["diagnosis", "log", "traceback", "facts", "similar"]
 
     async def go() -> None:
+        from textual.widgets import TabbedContent
+
         app = make_app(db_path=db)
         async with app.run_test(size=(160, 50)) as pilot:
             await pilot.pause()
@@ -275,17 +279,19 @@ def test_no_planted_secret_reaches_the_terminal_ui(tmp_path):
             for incident in range(1, len(kinds) + 1):
                 app.open_incident(incident)
                 await pilot.pause()
-                shots[incident] = []
-                for _ in range(5):  # every tab of the diagnosis screen
+                shots[incident], tabs_seen[incident] = [], []
+                for key in "12345":  # every tab of the diagnosis screen, by its key
+                    if key != "1":  # the screen opens on the first
+                        await pilot.press(key)
+                        await pilot.pause()
+                    tabs_seen[incident].append(app.screen.query_one(TabbedContent).active)
                     shots[incident].append(app.export_screenshot())
-                    await pilot.press("tab")
-                    await pilot.press("right")
-                    await pilot.pause()
                 app.pop_screen()
                 await pilot.pause()
 
     asyncio.run(go())
     assert len(shots) == len(kinds) + 1
+    assert all(seen == tabs for seen in tabs_seen.values()), tabs_seen
     for incident, screens in shots.items():
         if incident:  # the incident is on screen
             assert f"crash-{incident - 1}.log" in "\n".join(screens), incident
