@@ -275,37 +275,28 @@ TRIGGERS: tuple[str, ...] = tuple(
 
 
 @cache
-def _any_trigger() -> Any:
-    """One RE2 regex (bytes) matching any trigger."""
-    return compile_regex("|".join(re.escape(t) for t in TRIGGERS).encode())
+def _automaton() -> Any:
+    import ahocorasick
+
+    auto = ahocorasick.Automaton()
+    for trigger in TRIGGERS:
+        auto.add_word(trigger, trigger)
+    auto.make_automaton()
+    return auto
 
 
 def _with_triggers(records: Iterable[Record]) -> list[tuple[Record, set[str]]]:
-    """The records holding a trigger, in order, each with the triggers it holds. RE2 scans the
-    records' texts joined by newlines (no trigger holds one) once, from each record where it
-    found one to the next: ~45 substring tests are left only for the lines that hold a
-    trigger, instead of every line."""
+    """The records holding a trigger, in order, each with the triggers it holds: one
+    Aho-Corasick pass over the records' texts joined by newlines (no trigger holds one), where
+    testing every trigger on every line took ~45 substring tests a line."""
     recs = records if isinstance(records, list) else list(records)
-    if not recs:
-        return []
     texts = [rec.text for rec in recs]
-    joined = "\n".join(texts)
-    data = joined.encode("utf-8", "surrogatepass")
-    if len(data) == len(joined):
-        sizes = [len(t) for t in texts]
-    else:
-        sizes = [len(t.encode("utf-8", "surrogatepass")) for t in texts]
-    starts = list(accumulate((n + 1 for n in sizes), initial=0))
-    search = _any_trigger().search
-    out: list[tuple[Record, set[str]]] = []
-    pos = 0
-    while (m := search(data, pos)) is not None:
-        k = bisect_right(starts, m.start()) - 1
-        out.append((recs[k], {t for t in TRIGGERS if t in texts[k]}))
-        pos = starts[k + 1]
-        if pos > len(data):
-            break
-    return out
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
+    found: dict[int, set[str]] = {}
+    for end, trigger in _automaton().iter("\n".join(texts)):
+        k = bisect_right(starts, end - len(trigger) + 1) - 1
+        found.setdefault(k, set()).add(trigger)
+    return [(recs[k], found[k]) for k in sorted(found)]
 
 
 _LINUX_SIGNALS = {
