@@ -72,3 +72,33 @@ def test_a_known_failure_in_a_traceback_logged_as_a_warning_is_no_alarm(log, sev
     assert ("logged this traceback as a warning" in " ".join(first.notes)) == (
         severity == "warning"
     )
+
+
+_CHAT_TB = (
+    "(APIServer pid=7) ERROR 12-02 08:55:03 [serving_chat.py:257] Error in preprocessing prompt inputs\n"
+    "(APIServer pid=7) ERROR 12-02 08:55:03 [serving_chat.py:257] Traceback (most recent call last):\n"
+    '(APIServer pid=7) ERROR 12-02 08:55:03 [serving_chat.py:257]   File "/env/vllm/entrypoints/chat_utils.py", line 1760, in apply_hf_chat_template\n'
+    "(APIServer pid=7) ERROR 12-02 08:55:03 [serving_chat.py:257]     raise ValueError(\n"
+    "(APIServer pid=7) ERROR 12-02 08:55:03 [serving_chat.py:257] ValueError: As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.\n"
+    '(APIServer pid=7) INFO:     10.0.0.14:51880 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+)
+_SERVED = '(APIServer pid=7) INFO:     10.0.0.14:51890 - "POST /v1/completions HTTP/1.1" 200 OK\n'
+_UP = "(APIServer pid=7) INFO 12-02 08:53:42 [api_server.py:2052] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+
+
+@pytest.mark.parametrize(
+    ("log", "severity"),
+    [
+        # every request refused, none answered: the server cannot serve (no chat template)
+        (_UP + _CHAT_TB + _CHAT_TB, "error"),
+        # one refusal while others are answered: that client's request, the server serves
+        (_UP + _SERVED + _CHAT_TB + _SERVED, "warning"),
+        # a single refusal and nothing else: one client's request, as before
+        (_UP + _CHAT_TB, "warning"),
+    ],
+    ids=["all-refused", "some-answered", "one-refusal"],
+)
+def test_a_server_that_refuses_every_request_is_failing(log, severity):
+    first = diagnose(log).diagnoses[0]
+    assert first.rule_id == "hf/chat-template-missing"
+    assert first.severity == severity

@@ -306,6 +306,23 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     )
 
 
+_ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
+_REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
+
+
+def refused_them_all(doc: Document) -> bool:
+    """The access log shows two or more requests refused with 4xx and none answered: the
+    server refuses whatever it is sent (no chat template, a broken tokenizer), which is its
+    failure, not a client's."""
+    refused = 0
+    for rec in doc.records:
+        if _ANSWERED.search(rec.text):
+            return False
+        if _REFUSED.search(rec.text):
+            refused += 1
+    return refused >= 2
+
+
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
     """Every evidence line of ``d`` lies inside one of the (first, last line) spans."""
     return bool(d.evidence and spans) and all(
@@ -322,7 +339,12 @@ def settle(
     if origin is None:
         for d in diags:
             refused = [r for r in failures.refused if explains(d, r)]
-            if refused and d.severity in ERROR_LEVEL:
+            if refused and d.severity in ERROR_LEVEL and refused_them_all(doc):
+                d.notes.insert(
+                    0,
+                    f"The server refused every request it was sent (the first at line {refused[0].line}) and answered none: it cannot serve as configured, this is not one client's mistake.",
+                )
+            elif refused and d.severity in ERROR_LEVEL:
                 d.severity = "warning"
                 d.notes.insert(
                     0,
