@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from textual.widgets import Tree
-from tui_fixtures import SEED, own_dirs, run, seed_report
+from tui_fixtures import SEED, own_config, own_dirs, run, seed_report  # noqa: F401 (autouse)
 
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import save
