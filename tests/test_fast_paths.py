@@ -15,15 +15,17 @@ from tracelens.parse import lexer, lifecycle
 from tracelens.parse.linesearch import records_matching
 from tracelens.parse.usercontent import without_user_content
 from tracelens.read import logread
-from tracelens.read.logread import peel
 from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
 
+peel = logread._COMBINED.peel
+
+
 def peel_one_by_one(text: str, line: int):
-    rec = logread.peel_one_by_one(text, line)
+    rec = logread.peel(text, line)
     return (rec.text, rec.stream, rec.level, rec.time, rec.source)
 
 

@@ -17,9 +17,9 @@ import codecs
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 
 from tracelens.models import Record
+from tracelens.read.combined import Combined
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
 # control left over except tab.
@@ -308,106 +308,18 @@ process tag (``(RayWorkerWrapper pid=9, ip=…) (EngineCore_DP0 pid=245) …``),
 runtime's timestamp before the program's own (``docker logs --timestamps``)."""
 
 
-_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
-
-
-def _combined(envs: tuple[Envelope, ...]) -> re.Pattern[str]:
-    """One regex trying ``envs`` in order: group ``e<k>`` wraps the k-th, its own groups are
-    renamed ``e<k>_<name>``. An alternation tries its branches in order and nothing follows
-    it, so the branch that matches is the first envelope that :meth:`re.Pattern.match` would
-    match alone: one call a line instead of one per envelope."""
-    branches = [
-        f"(?P<e{k}>" + _GROUP_NAME.sub(rf"(?P<e{k}_\1>", env.pattern.pattern) + ")"
-        for k, env in enumerate(envs)
-    ]
-    return re.compile("|".join(branches))
-
-
-_Keys = tuple[Envelope, str | None, str | None, str | None, str | None]
-
-
-def _keys(env: Envelope, prefix: str = "") -> _Keys:
-    """An envelope with the names of its stream, level, time and source groups."""
-    s, lv, t, src = (
-        prefix + g if g else None
-        for g in (env.stream_group, env.level_group, env.time_group, env.source_group)
-    )
-    return env, s, lv, t, src
-
-
-_Combined = tuple[re.Pattern[str], dict[str, _Keys]]
-
-
-@lru_cache(maxsize=None)
-def _combined_keys(envs: tuple[Envelope, ...]) -> _Combined:
-    return _combined(envs), {f"e{k}": _keys(env, f"e{k}_") for k, env in enumerate(envs)}
-
-
-class _Table(dict[str, "_Combined | None"]):
-    """The combined regex of each first character, compiled on first use (a dozen distinct
-    envelope lists; Python compiles each alternation in a few milliseconds)."""
-
-    def __missing__(self, ch: str) -> _Combined | None:
-        envs = _BY_FIRST.get(ch)
-        if envs is None:
-            return None  # not kept: any character may start a line
-        got = self[ch] = _combined_keys(envs)
-        return got
-
-
-_COMBINED = _Table()
-
 _COMBINE_AFTER = 20_000
 """Lines read one envelope at a time before the combined regexes are compiled: compiling them
 costs what combining saves on about this many lines, so a single log (a ``diagnose``) never
 pays for it and a batch (``ingest``) soon gains."""
 _lines_read = 0
+_COMBINED = Combined(_BY_FIRST, _STACKED, _GLOG_LEVELS)
 
 
 def peel(text: str, line: int) -> Record:
     """Peel every envelope at the start of ``text``, in table order, each at most once (a
-    process tag at most twice)."""
-    streams: list[str] = []
-    level = time = source = None
-    pos = 0
-    used: dict[str, int] = {}
-    while pos < len(text):
-        first = _COMBINED[text[pos]]
-        if first is None:
-            break
-        m = first[0].match(text, pos)
-        if m is None:
-            break  # no envelope matches here, used up or not
-        env, s_key, l_key, t_key, src_key = first[1][m.lastgroup or ""]
-        if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
-            # the first envelope that matches is used up: try the others one by one
-            m, unused = _next_unused(text, pos, used)
-            if m is None or unused is None:
-                break
-            env, s_key, l_key, t_key, src_key = _keys(unused)
-        used[env.name] = used.get(env.name, 0) + 1
-        if s_key and (stream := m.group(s_key)):
-            streams.append(stream)
-        if l_key:
-            lv = m.group(l_key)
-            level = _GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
-        if t_key and (stamp := m.group(t_key)):
-            time = time or stamp
-        if src_key:
-            source = m.group(src_key)
-        pos = m.end()
-    return Record(
-        line=line,
-        text=text[pos:] if pos else text,
-        stream=" / ".join(streams),
-        level=level,
-        time=time,
-        source=source,
-    )
-
-
-def peel_one_by_one(text: str, line: int) -> Record:
-    """:func:`peel` trying the envelopes one regex at a time (no compile cost up front)."""
+    process tag at most twice): the envelopes tried one regex at a time (no compile cost up
+    front; :func:`tracelens.read.combined.peel` tries them as one regex)."""
     streams: list[str] = []
     level = time = source = None
     pos = 0
@@ -442,19 +354,6 @@ def peel_one_by_one(text: str, line: int) -> Record:
         time=time,
         source=source,
     )
-
-
-def _next_unused(
-    text: str, pos: int, used: dict[str, int]
-) -> tuple[re.Match[str] | None, Envelope | None]:
-    """The first envelope not used up that matches at ``pos``, and its match."""
-    for env in _BY_FIRST.get(text[pos], ()):
-        if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
-            continue
-        m = env.pattern.match(text, pos)
-        if m is not None:
-            return m, env
-    return None, None
 
 
 def line_end(text: str) -> str:
@@ -525,7 +424,7 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     the line separator, as for :func:`split_lines`."""
     global _lines_read
     lines = list(split_lines(text, first_line, end))
-    one = peel if _lines_read >= _COMBINE_AFTER else peel_one_by_one
+    one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
     _lines_read += len(lines)
     if _HAS_CTRL_IN_LINE.search(text) is None:  # nothing to clean on any line (most logs)
         return [one(raw, n) for n, raw in lines]
