@@ -254,7 +254,8 @@ def main() -> int:
     report += md_table(bins(held, None))
     report += ["", "## Held-out rounds: calibrated", ""]
     report += md_table(bins(held, table))
-    rounds = sorted({a.case.source for a in held})
+    # r7 < r8 < ... < r12 by their number, so the latest round is the one left out
+    rounds = sorted({a.case.source for a in held}, key=lambda r: (len(r), r))
     if len(rounds) > 1:  # the table fit without the latest round, scored on that round
         last = rounds[-1]
         earlier = fit([a for a in held if a.case.source != last], simulated, args.min_step)
@@ -337,7 +338,8 @@ def _format(table) -> str:
 
 
 def _intro(held: list[Answer], simulated: list[Answer], args) -> str:
-    rounds = sorted({a.case.source for a in held})
+    # r7 < r8 < ... < r12 by their number, so the latest round is the one left out
+    rounds = sorted({a.case.source for a in held}, key=lambda r: (len(r), r))
     return (
         "Written by `python benchmarks/calibrate_confidence.py --write`. Cause rules are "
         f"calibrated on {len(held)} first diagnoses of the held-out rounds {', '.join(rounds)} "
