@@ -67,6 +67,8 @@ class Combined(dict[str, "_Combined | None"]):
     ):
         super().__init__()
         self.by_first, self.stacked, self.levels = by_first, stacked, levels
+        self.plain = {env.name: _keys(env) for envs in by_first.values() for env in envs}
+        """Each envelope's own group names, for a match of its regex alone."""
 
     def __missing__(self, ch: str) -> _Combined | None:
         envs = self.by_first.get(ch)
@@ -75,27 +77,32 @@ class Combined(dict[str, "_Combined | None"]):
         got = self[ch] = _combined_keys(envs)
         return got
 
-    def peel(self, text: str, line: int) -> Record:
+    def peel(self, text: str, line: int, combined: bool = True) -> Record:
         """Peel every envelope at the start of ``text``, in table order, each at most once
-        (a process tag at most twice)."""
+        (a process tag at most twice). ``combined``: each step tries the first character's
+        alternation, one regex call; else the envelopes one regex at a time (no alternation
+        to compile): the same record either way."""
         streams: list[str] = []
         level = time = source = None
         pos = 0
         used: dict[str, int] = {}
+        m: re.Match[str]
         while pos < len(text):
-            first = self[text[pos]]
-            if first is None:
-                break
-            m = first[0].match(text, pos)
-            if m is None:
-                break  # no envelope matches here, used up or not
-            env, s_key, l_key, t_key, src_key = first[1][m.lastgroup or ""]
-            if used.get(env.name, 0) >= self.stacked.get(env.name, 1):
-                # the first envelope that matches is used up: try the others one by one
-                m, unused = self._next_unused(text, pos, used)
-                if m is None or unused is None:
+            if combined:
+                first = self[text[pos]]
+                if first is None:
                     break
-                env, s_key, l_key, t_key, src_key = _keys(unused)
+                hit = first[0].match(text, pos)
+                if hit is None:
+                    break  # no envelope matches here, used up or not
+                m = hit
+                env, s_key, l_key, t_key, src_key = first[1][m.lastgroup or ""]
+            if not combined or used.get(env.name, 0) >= self.stacked.get(env.name, 1):
+                # one by one: the first envelope not used up that matches here
+                found = self._next_unused(text, pos, used)
+                if found is None:
+                    break
+                m, (env, s_key, l_key, t_key, src_key) = found
             used[env.name] = used.get(env.name, 0) + 1
             if s_key and (stream := m.group(s_key)):
                 streams.append(stream)
@@ -118,12 +125,12 @@ class Combined(dict[str, "_Combined | None"]):
 
     def _next_unused(
         self, text: str, pos: int, used: dict[str, int]
-    ) -> tuple[re.Match[str] | None, Envelope | None]:
-        """The first envelope not used up that matches at ``pos``, and its match."""
+    ) -> tuple[re.Match[str], _Keys] | None:
+        """The first envelope not used up that matches at ``pos``: its match and group names."""
         for env in self.by_first.get(text[pos], ()):
             if used.get(env.name, 0) >= self.stacked.get(env.name, 1):
                 continue
             m = env.pattern.match(text, pos)
             if m is not None:
-                return m, env
-        return None, None
+                return m, self.plain[env.name]
+        return None

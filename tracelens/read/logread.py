@@ -319,41 +319,8 @@ _COMBINED = Combined(_BY_FIRST, _STACKED, _GLOG_LEVELS)
 def peel(text: str, line: int) -> Record:
     """Peel every envelope at the start of ``text``, in table order, each at most once (a
     process tag at most twice): the envelopes tried one regex at a time (no compile cost up
-    front; :func:`tracelens.read.combined.peel` tries them as one regex)."""
-    streams: list[str] = []
-    level = time = source = None
-    pos = 0
-    used: dict[str, int] = {}
-    progress = True
-    while progress and pos < len(text):
-        progress = False
-        for env in _BY_FIRST.get(text[pos], ()):
-            if used.get(env.name, 0) >= _STACKED.get(env.name, 1):
-                continue
-            m = env.pattern.match(text, pos)
-            if m is None:
-                continue
-            used[env.name] = used.get(env.name, 0) + 1
-            if env.stream_group and m.group(env.stream_group):
-                streams.append(m.group(env.stream_group))
-            if env.level_group:
-                lv = m.group(env.level_group)
-                level = _GLOG_LEVELS.get(lv, "WARNING" if lv == "WARN" else lv)
-            if env.time_group and m.group(env.time_group):
-                time = time or m.group(env.time_group)
-            if env.source_group:
-                source = m.group(env.source_group)
-            pos = m.end()
-            progress = True
-            break
-    return Record(
-        line=line,
-        text=text[pos:] if pos else text,
-        stream=" / ".join(streams),
-        level=level,
-        time=time,
-        source=source,
-    )
+    front; :meth:`tracelens.read.combined.Combined.peel` can try them as one regex)."""
+    return _COMBINED.peel(text, line, combined=False)
 
 
 def line_end(text: str) -> str:
