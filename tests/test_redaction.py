@@ -253,7 +253,7 @@ def test_ordinary_text_is_left_alone(text):
 def test_no_planted_secret_reaches_the_terminal_ui(tmp_path):
     """The TUI of stored incidents, one for each kind of secret: the list, each incident's
     diagnosis screen and every tab. One app run goes through all of them."""
-    import asyncio
+    from tui_fixtures import run
 
     from tracelens.tui import make_app
 
@@ -269,27 +269,24 @@ def test_no_planted_secret_reaches_the_terminal_ui(tmp_path):
     tabs_seen: dict[int, list[str]] = {}
     tabs = ["diagnosis", "log", "traceback", "facts", "similar"]
 
-    async def go() -> None:
+    async def steps(pilot, app) -> None:
         from textual.widgets import TabbedContent
 
-        app = make_app(db_path=db)
-        async with app.run_test(size=(160, 50)) as pilot:
+        shots[0] = [app.export_screenshot()]
+        for incident in range(1, len(kinds) + 1):
+            app.open_incident(incident)
             await pilot.pause()
-            shots[0] = [app.export_screenshot()]
-            for incident in range(1, len(kinds) + 1):
-                app.open_incident(incident)
-                await pilot.pause()
-                shots[incident], tabs_seen[incident] = [], []
-                for key in "12345":  # every tab of the diagnosis screen, by its key
-                    if key != "1":  # the screen opens on the first
-                        await pilot.press(key)
-                        await pilot.pause()
-                    tabs_seen[incident].append(app.screen.query_one(TabbedContent).active)
-                    shots[incident].append(app.export_screenshot())
-                app.pop_screen()
-                await pilot.pause()
+            shots[incident], tabs_seen[incident] = [], []
+            for key in "12345":  # every tab of the diagnosis screen, by its key
+                if key != "1":  # the screen opens on the first
+                    await pilot.press(key)
+                    await pilot.pause()
+                tabs_seen[incident].append(app.screen.query_one(TabbedContent).active)
+                shots[incident].append(app.export_screenshot())
+            app.pop_screen()
+            await pilot.pause()
 
-    asyncio.run(go())
+    run(make_app(db_path=db), steps, size=(160, 50))
     assert len(shots) == len(kinds) + 1
     assert all(seen == tabs for seen in tabs_seen.values()), tabs_seen
     for incident, screens in shots.items():

@@ -5,13 +5,13 @@ an existing store; the counts table the triggers keep."""
 
 from __future__ import annotations
 
-import asyncio
 import re
 import sqlite3
 import zlib
 from pathlib import Path
 
 import pytest
+from tui_fixtures import run
 
 from tracelens.cli import main
 from tracelens.engine import diagnose
@@ -325,13 +325,10 @@ def _tui_first_screen(path: Path) -> None:
     from tracelens.tui import make_app
     from tracelens.tui.screens.incidents import IncidentsScreen
 
-    async def go():
-        app = make_app(db_path=path)
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause()
-            assert isinstance(app.screen, IncidentsScreen) and app.screen.rows
+    async def steps(pilot, app):
+        assert isinstance(app.screen, IncidentsScreen) and app.screen.rows
 
-    asyncio.run(go())
+    run(make_app(db_path=path), steps, size=(100, 30))
 
 
 @pytest.mark.parametrize("name, run", PATHS, ids=[p[0] for p in PATHS])
@@ -491,22 +488,17 @@ def test_tui_filters_a_large_store_from_its_indexes(tmp_path, widget, value, mat
 
     fill(Store(tmp_path / "big.db"), BIG)
 
-    async def go():
-        app = make_app(db_path=tmp_path / "big.db")
-        async with app.run_test(size=(100, 30)) as pilot:
+    async def steps(pilot, app):
+        screen = app.screen
+        assert not screen.complete and len(screen.rows) == SHOWN  # the first page only
+        if widget:
+            screen.query_one(widget, Select).value = value
             await pilot.pause()
-            screen = app.screen
-            assert not screen.complete and len(screen.rows) == SHOWN  # the first page only
-            if widget:
-                screen.query_one(widget, Select).value = value
-                await pilot.pause()
-            assert screen.matched == matched and not screen.complete
-            assert screen.query_one(DataTable).row_count == min(matched, SHOWN)
-            assert f"{matched} of {BIG} incidents" in str(
-                screen.query_one("#count", Static).render()
-            )
+        assert screen.matched == matched and not screen.complete
+        assert screen.query_one(DataTable).row_count == min(matched, SHOWN)
+        assert f"{matched} of {BIG} incidents" in str(screen.query_one("#count", Static).render())
 
-    asyncio.run(go())
+    run(make_app(db_path=tmp_path / "big.db"), steps, size=(100, 30))
 
 
 def test_tui_reads_every_incident_for_the_word_filter(tmp_path):
@@ -516,21 +508,16 @@ def test_tui_reads_every_incident_for_the_word_filter(tmp_path):
 
     fill(Store(tmp_path / "big.db"), BIG)
 
-    async def go():
-        app = make_app(db_path=tmp_path / "big.db")
-        async with app.run_test(size=(100, 30)) as pilot:
-            await pilot.pause()
-            screen = app.screen
-            screen.query_one("#filter", Input).value = "incident"  # in every title
-            while not screen.complete:
-                await pilot.pause(0.05)
-            assert len(screen.rows) == BIG
-            assert [r.id for r in screen.rows] == [
-                r.id for r in Store(tmp_path / "big.db").listing()
-            ]
-            assert screen.matched == BIG
+    async def steps(pilot, app):
+        screen = app.screen
+        screen.query_one("#filter", Input).value = "incident"  # in every title
+        while not screen.complete:
+            await pilot.pause(0.05)
+        assert len(screen.rows) == BIG
+        assert [r.id for r in screen.rows] == [r.id for r in Store(tmp_path / "big.db").listing()]
+        assert screen.matched == BIG
 
-    asyncio.run(go())
+    run(make_app(db_path=tmp_path / "big.db"), steps, size=(100, 30))
 
 
 @pytest.mark.parametrize("where", [0.5, 0.75])  # a page of whatever lies there
