@@ -152,8 +152,11 @@ many texts joined by line breaks."""
 
 def _combined(patterns: Iterable[Pattern]) -> Any:
     """One regex that matches wherever any of the patterns could: a text it does not match
-    is returned as it is after a single linear scan."""
-    return compile_regex("|".join(f"(?:{p.source})" for p in patterns))
+    is returned as it is after a single linear scan. ``^`` and ``$`` match at every line
+    break (multi-line mode), so that it serves texts joined by line breaks too
+    (:meth:`Redactor.many`); for one text that only adds places where it may match, and a
+    text it matches is redacted pattern by pattern."""
+    return compile_regex("(?m)" + "|".join(f"(?:{p.source})" for p in patterns))
 
 
 def _sub(pattern: Pattern, text: str) -> str:
@@ -195,9 +198,9 @@ class Redactor:
         for k, rx in enumerate(extra):
             self.patterns.append(Pattern(f"custom-{k + 1}", check_user_pattern(rx), 0, rx))
         self.precheck = _combined(self.patterns)
-        self._joined: Any = None
-        """The pre-check with line anchors at every line (compiled when :meth:`many` is
-        first used); ``False`` when a pattern anchors at the start or end of the whole text."""
+        self.joinable = not any(_WHOLE_TEXT_ANCHOR.search(p.source) for p in self.patterns)
+        """The pre-check can run over texts joined by line breaks: no pattern anchors at the
+        start or end of the whole text."""
         self._forms: list[tuple[str, str]] = []
         """(text, marker) of secrets learned from a report's sources, longest first."""
 
@@ -254,23 +257,20 @@ class Redactor:
         joined by line breaks instead of one scan (and one call into RE2) per text: only the
         texts a pre-check match touches are redacted one by one.
 
-        Exact because the joined pre-check has ``^``/``$`` match at every line break (each
-        text starts a line), RE2 has no lookaround, and a match that crosses texts marks
+        Exact because the pre-check has ``^``/``$`` match at every line break (each text
+        starts a line), RE2 has no lookaround, and a match that crosses texts marks
         every text it touches; a match inside one text alone is also a match, at the same
         place, of the joined text or lies within a match found there."""
-        if not self.enabled or len(texts) < 2:
+        if not self.enabled or len(texts) < 2 or not self.joinable:
             return [self(t) for t in texts]
         joined = "\n".join(texts)
-        precheck = self._joined_precheck()
         try:
             joined.encode("utf-8")
-        except UnicodeEncodeError:
-            precheck = None  # a text with lone surrogates: escaped one by one
-        if precheck is None:
+        except UnicodeEncodeError:  # a text with lone surrogates: escaped one by one
             return [self(t) for t in texts]
         hits: set[int] = set()
         ends = list(accumulate(len(t) + 1 for t in texts))  # offset just past each text's break
-        for m in precheck.finditer(joined):
+        for m in self.precheck.finditer(joined):
             start, end = m.span()
             first = bisect_right(ends, start)
             last = bisect_right(ends, max(start, end - 1))
@@ -284,14 +284,6 @@ class Redactor:
             else:
                 out.append(text)
         return out
-
-    def _joined_precheck(self) -> Any:
-        if self._joined is None:
-            sources = [p.source for p in self.patterns]
-            anchored = any(_WHOLE_TEXT_ANCHOR.search(src) for src in sources)
-            joined = "(?m)" + "|".join(f"(?:{src})" for src in sources)
-            self._joined = False if anchored else compile_regex(joined)
-        return self._joined or None
 
     def __call__(self, text: str) -> str:
         if not self.enabled or not text:
