@@ -49,8 +49,12 @@ _VALIDATION_TYPES = re.compile(
 # pydantic's first line only counts the errors; the next lines say what is wrong
 _VALIDATION = re.compile(r"ValidationError$")
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
+_REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
+"""An access-log line of a request the server refused with 4xx."""
+_ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
+"""An access-log line of a request the server answered."""
 _CLIENT_ERROR = re.compile(
-    r'HTTP/\d(?:\.\d)?" 4\d\d\b|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b'
+    _REFUSED.pattern + r"|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b"
 )
 _PROGRESS = re.compile(
     r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
@@ -150,6 +154,19 @@ def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     return any(rec.level and rec.stream == tb.stream for rec in doc.records[k + 1 :])
 
 
+def refused_them_all(doc: Document) -> bool:
+    """Two or more requests refused with 4xx in the access log and none answered: the
+    server refuses whatever it is sent (no chat template, a broken tokenizer), which is its
+    failure, not a client's."""
+    refused = 0
+    for rec in doc.records:
+        if _ANSWERED.search(rec.text):
+            return False
+        if _REFUSED.search(rec.text):
+            refused += 1
+    return refused >= 2
+
+
 def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "") -> bool:
     """The failure was a request the server refused: a validation error (not a bug such as a
     TypeError) answered to the client with a 4xx status right after it."""
@@ -214,11 +231,14 @@ def _chained_end(doc: Document, pos: dict[int, int], tbs: list[Traceback], k: in
     return end
 
 
-def _candidates(doc: Document, wrappers: Wrappers) -> list[Origin]:
+def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]]) -> list[Origin]:
+    """The failures of ``doc`` in order; the (first, last line) of each traceback a handler
+    logged is added to ``handled``."""
     out: list[Origin] = []
     pos = _index(doc)
     for n, tb in enumerate(doc.tracebacks):
         if _handled(doc, pos, tb):
+            handled.append((tb.start_line, tb.end_line))
             continue
         for seg, owner in _segments([tb]):
             exc = seg.exception
@@ -338,12 +358,11 @@ class Failures:
 
 def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     stop = stop_requested_line(doc)
-    found = [c for c in _candidates(doc, wrappers) if not stop or c.line < stop]
+    handled: list[tuple[int, int]] = []
+    found = [c for c in _candidates(doc, wrappers, handled) if not stop or c.line < stop]
     real = [c for c in found if not c.client]
     refused = [c for c in found if c.client]
     if not real:
-        pos = _index(doc)
-        handled = [(tb.start_line, tb.end_line) for tb in doc.tracebacks if _handled(doc, pos, tb)]
         return Failures(None, False, refused, handled)
     last_end = max(c.end for c in real)
     return Failures(real[0], _carried_on(doc.records, last_end), refused)

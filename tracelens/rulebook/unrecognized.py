@@ -15,7 +15,7 @@ import urllib.parse
 
 from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
 from tracelens.rulebook.nearest import Near
-from tracelens.rulebook.origin import Failures, Origin
+from tracelens.rulebook.origin import Failures, Origin, refused_them_all
 
 RULE_ID = "unrecognized"
 _SAY_RESEMBLES = 70.0
@@ -304,23 +304,6 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
         evidence=evidence,
         references=[],
     )
-
-
-_ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
-_REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
-
-
-def refused_them_all(doc: Document) -> bool:
-    """The access log shows two or more requests refused with 4xx and none answered: the
-    server refuses whatever it is sent (no chat template, a broken tokenizer), which is its
-    failure, not a client's."""
-    refused = 0
-    for rec in doc.records:
-        if _ANSWERED.search(rec.text):
-            return False
-        if _REFUSED.search(rec.text):
-            refused += 1
-    return refused >= 2
 
 
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
