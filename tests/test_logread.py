@@ -192,6 +192,16 @@ ENVELOPES = [
         "app.server:run:42",
     ),
     ("2025-06-01T10:00:00.123Z [ERROR] something broke", "something broke", "", "ERROR", None),
+    # the time in a column of its own (log exports): ISO or Unix time, then a tab
+    (
+        "2025-06-01T10:00:00.123Z\tTraceback (most recent call last):",
+        "Traceback (most recent call last):",
+        "",
+        None,
+        None,
+    ),
+    ("1748772000123\tERROR 01-20 13:03:50 [core.py:700] boom", "boom", "", "ERROR", "core.py:700"),
+    ('1748772000.25\t  File "/a.py", line 2, in f', '  File "/a.py", line 2, in f', "", None, None),
     (
         "[2023-10-02 07:41:31,404] [INFO] [partition_parameters.py:347:__exit__] done",
         "done",
@@ -310,3 +320,64 @@ def test_cr_only_log_keeps_its_evidence_and_error_lines():
     (tb,) = rep.document.tracebacks
     assert (tb.start_line, tb.exception.type, tb.exception.line) == (2, "ValueError", 5)
     assert {e.line for d in rep.diagnoses for e in d.evidence} >= {5}
+
+
+_TB = [
+    "Traceback (most recent call last):",
+    '  File "/srv/train.py", line 9, in <module>',
+    "    main()",
+    "RuntimeError: NCCL error",
+]
+HOST_LABELS = [
+    # (lines, the streams read, the texts read)
+    (
+        [f"node1: {t}" for t in _TB],
+        ["node1"] * 4,
+        _TB,
+    ),
+    (  # two machines, and the launcher's own lines without a label
+        ["Running on node7,gpu-b", *(f"{h}: {t}" for h in ("node7", "gpu-b") for t in _TB[:2])],
+        ["", "node7", "node7", "gpu-b", "gpu-b"],
+        ["Running on node7,gpu-b", *_TB[:2], *_TB[:2]],
+    ),
+    (  # a label before an envelope: both peeled
+        ["worker.example.org: (EngineCore_DP0 pid=9) ERROR 01-20 13:03:50 [core.py:7] boom"] * 3,
+        ["worker.example.org / EngineCore_DP0 pid=9"] * 3,
+        ["boom"] * 3,
+    ),
+    (  # exceptions, a compiler, a logger and a metric are not hosts
+        [
+            "torch._dynamo.exc.Unsupported: call_function",
+            "torch._dynamo.exc.Unsupported: call_method",
+            "ValueError: bad",
+            "ValueError: bad",
+            "python3: can't open file",
+            "python3: can't open file",
+            "loss: 0.52",
+            "loss: 0.51",
+        ],
+        [""] * 8,
+        None,
+    ),
+    (  # one line with a name is not a label
+        ["node1: hello", "plain", "plain"],
+        [""] * 3,
+        ["node1: hello", "plain", "plain"],
+    ),
+]
+
+
+@pytest.mark.parametrize("lines,streams,texts", HOST_LABELS)
+def test_host_labels_the_log_repeats_are_peeled(lines, streams, texts):
+    recs = records_from_bytes("\n".join(lines).encode())
+    assert [r.stream for r in recs] == streams
+    assert [r.text for r in recs] == (texts if texts is not None else lines)
+
+
+def test_a_host_label_without_digits_after_a_dash_keeps_the_traceback():
+    from tracelens.engine import diagnose
+
+    log = "\n".join(f"{h}: {t}" for h in ("node100", "node101") for t in _TB).encode()
+    doc = diagnose(log).document
+    assert [(tb.exception.type, len(tb.frames)) for tb in doc.tracebacks] == [("RuntimeError", 1)]
+    assert {s.id for s in doc.streams} == {"node100", "node101"}

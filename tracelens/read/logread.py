@@ -115,14 +115,18 @@ ENVELOPES: tuple[Envelope, ...] = (
         re.compile(r"(?P<s>[A-Za-z][\w-]*-\d+|\d{1,3}(?:\.\d{1,3}){3}): (?=\S| {2}|\[)"),
         stream_group="s",
     ),
-    # docker --timestamps / kubectl --timestamps: RFC 3339 with nanoseconds
+    # docker --timestamps / kubectl --timestamps: RFC 3339 with nanoseconds; a tab after it in
+    # exports that put the time in a column of its own
     Envelope(
         "iso-timestamp",
         re.compile(
-            r"(?P<t>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) "
+            r"(?P<t>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]"
         ),
         time_group="t",
     ),
+    # a log exported with the time in a column of its own (CloudWatch, Loki, a spreadsheet):
+    # Unix seconds or milliseconds, then a tab: "1714557600123\t"
+    Envelope("epoch-tab", re.compile(r"(?P<t>\d{10}(?:\d{3})?(?:\.\d+)?)\t"), time_group="t"),
     # SGLang: "[2025-01-20 13:03:50 TP0] " / "[2025-01-20 13:03:50 DP1 TP3] "
     Envelope(
         "sglang",
@@ -277,6 +281,7 @@ _FIRST_CHARS = {
     "compose-prefix": _ALNUM,
     "pdsh-host": _ALNUM,
     "iso-timestamp": "0123456789",
+    "epoch-tab": "0123456789",
     "sglang": "[",
     "bracket-timestamp": "[",
     "process-tag": "(",
@@ -386,16 +391,83 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
     return text
 
 
+_LABEL = re.compile(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
+"""A line starting with a name and ``": "``: a host label (``pdsh``, ``parallel --tag``,
+``ansible``) or an exception, a logger, a compiler's ``note:``."""
+_NOT_A_HOST = re.compile(
+    r"(?i:error|exception|warning|warn|exit|interrupt|iteration|fault|failed)$"
+    r"|^(?:python[\d.]*|pip\d*|collect2|nvcc|ld|gcc[\w.-]*|g\+\+|clang[\w.-]*|cc1\w*)$"
+    r"|\.[A-Z][^.]*$"
+)
+"""Names that are not hosts: exception classes (``torch._dynamo.exc.Unsupported``: a dotted
+name whose last part is capitalized), tools that print their name first."""
+
+
+def host_labels(text: str) -> re.Pattern[str] | None:
+    """The host labels that start this log's lines, when it has them, as one regex.
+
+    A launcher that runs a command on many machines (``pdsh``, DeepSpeed's multi-node runner,
+    ``parallel --tag``) puts the machine's name before each of its lines. Names ending in
+    ``-<digits>`` or addresses are an envelope of their own (``pdsh-host``); any other name
+    (``node1``, ``gpu-b``, ``worker.cluster.local``) is taken as a label only when the log
+    shows it to be one: a name with a digit, a hyphen or a dot that is not an exception, on
+    at least two lines, the names together starting at least 3 lines (or every line of a
+    shorter log) and 30 % of them.
+
+    >>> host_labels("node1: Traceback (most recent call last):\\nnode1:   File \\"a.py\\"\\n"
+    ...             "node2: RuntimeError: boom\\nnode2: RuntimeError: boom\\n").pattern
+    '(?:node1|node2): '
+    >>> host_labels("torch._dynamo.exc.Unsupported: x\\ntorch._dynamo.exc.Unsupported: y\\n") is None
+    True
+    """
+    if ": " not in text:
+        return None
+    counts: dict[str, int] = {}
+    for name in _LABEL.findall(text):
+        counts[name] = counts.get(name, 0) + 1
+    names = sorted(
+        n
+        for n, c in counts.items()
+        if c >= 2 and any(ch.isdigit() or ch in "-." for ch in n) and not _NOT_A_HOST.search(n)
+    )
+    covered = sum(counts[n] for n in names)
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if covered < min(3, lines) or covered < 0.3 * lines:
+        return None
+    return re.compile("(?:" + "|".join(map(re.escape, names)) + "): ")
+
+
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
-    the line separator, as for :func:`split_lines`."""
+    the line separator, as for :func:`split_lines`. A line no envelope matches that starts
+    with one of the log's :func:`host_labels` has it peeled as its stream."""
     global _lines_read
     lines = list(split_lines(text, first_line, end))
     one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
     _lines_read += len(lines)
-    if _HAS_CTRL_IN_LINE.search(text) is None:  # nothing to clean on any line (most logs)
+    if _HAS_CTRL_IN_LINE.search(text) is not None:  # most logs have nothing to clean
+        lines = [(n, clean(raw)) for n, raw in lines]
+    labels = host_labels(text)
+    if labels is None:
         return [one(raw, n) for n, raw in lines]
-    return [one(clean(raw), n) for n, raw in lines]
+    return [_labelled(one, labels, raw, n) for n, raw in lines]
+
+
+def _labelled(one, labels: re.Pattern[str], raw: str, n: int) -> Record:
+    rec = one(raw, n)
+    if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
+        return rec  # an envelope was peeled, or no label
+    inner = one(raw[m.end() :], n)
+    host = m.group()[:-2]
+    stream = f"{host} / {inner.stream}" if inner.stream else host
+    return Record(
+        line=n,
+        text=inner.text,
+        stream=stream,
+        level=inner.level,
+        time=inner.time,
+        source=inner.source,
+    )
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:
