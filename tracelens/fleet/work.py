@@ -49,8 +49,9 @@ class Outcome:
     already: bool = False
     """Stored before (same content): not diagnosed again."""
     record: dict[str, Any] | None = None
-    """The arguments of :meth:`~tracelens.incidents.store.Store.record`, redacted; ``None``
-    for a log without a failure."""
+    """The arguments of :meth:`~tracelens.incidents.store.Store.record`, redacted, with the
+    excerpt, report and parsed log already encoded
+    (:func:`~tracelens.incidents.records.encoded`); ``None`` for a log without a failure."""
     row: dict[str, Any] | None = field(default=None)
     """Its results row, when :attr:`Settings.rows`."""
 
@@ -112,11 +113,12 @@ def _known(digest: str) -> bool:
 
 def _prepare(outcome: Outcome, rep: Any) -> Outcome:
     from tracelens.incidents.incident import redact_value, save
+    from tracelens.incidents.records import encoded
 
     redactor = _state["redactor"]
     capture = _Capture()
     save(capture, rep, redactor, outcome.source)  # type: ignore[arg-type]
-    outcome.record = capture.fields
+    outcome.record = None if capture.fields is None else encoded(capture.fields)
     if outcome.record is not None:
         for key in ("seen_at", "log_hash", "recount"):
             outcome.record.pop(key, None)

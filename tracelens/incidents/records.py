@@ -224,6 +224,24 @@ def encode_report(report: Report | dict) -> bytes:
     return zlib.compress(json.dumps(data).encode())
 
 
+def encode_document(document: dict) -> bytes:
+    """A parsed log as the store keeps it (:mod:`tracelens.incidents.logdoc`)."""
+    return zlib.compress(json.dumps(document).encode(), 6)
+
+
+def encoded(fields: dict[str, Any]) -> dict[str, Any]:
+    """The arguments of :meth:`~tracelens.incidents.store.Store.record` with the excerpt, the
+    report and the parsed log encoded as the store keeps them: a worker process encodes them
+    (in parallel, and bytes travel back cheaply) and the one process that writes the store
+    only inserts them."""
+    out = dict(fields)
+    out["excerpt"] = encode_excerpt(fields["excerpt"])
+    out["report"] = encode_report(fields["report"])
+    if fields.get("document") is not None:
+        out["document"] = encode_document(fields["document"])
+    return out
+
+
 def report_data(report: Report) -> dict:
     """A report as it is stored: its JSON form (the document without its records)."""
     from tracelens.render.jsonout import report_dict

@@ -33,7 +33,9 @@ from tracelens.incidents.records import (
     TicketLink,
     decode_excerpt,
     decode_report,
+    encode_document,
     encode_excerpt,
+    encode_report,
     evidence_lines,
     occurrence_from_row,
     parse_numbered,
@@ -287,19 +289,27 @@ class Store:
         message: str,
         source: str,
         host: str | None,
-        excerpt: Excerpt | str,
-        report: dict,
+        excerpt: Excerpt | str | bytes,
+        report: dict | bytes,
         seen_at: str | None = None,
         log_hash: str | None = None,
         recount: bool = False,
-        document: dict | None = None,
+        document: dict | bytes | None = None,
     ) -> Recorded:
         """Add one occurrence; the same coarse fingerprint increments its incident. A log
         whose ``log_hash`` is already stored counts nothing again, unless ``recount``.
         ``excerpt``: the lines kept (or their numbered text form, ``N: text`` lines).
-        ``document``: the parsed log, redacted (see :mod:`tracelens.incidents.logdoc`)."""
+        ``document``: the parsed log, redacted (see :mod:`tracelens.incidents.logdoc`).
+        ``excerpt``, ``report`` and ``document`` may come already encoded as the store keeps
+        them (:func:`~tracelens.incidents.records.encoded`: what a worker process sends)."""
         seen_at = seen_at or now()
-        blob = zlib.compress(json.dumps(document).encode(), 6) if document is not None else None
+        if isinstance(excerpt, str):
+            excerpt = parse_numbered(excerpt)
+        excerpt_blob = excerpt if isinstance(excerpt, bytes) else encode_excerpt(excerpt)
+        report_blob = report if isinstance(report, bytes) else encode_report(report)
+        blob = document if document is None or isinstance(document, bytes) else None
+        if isinstance(document, dict):
+            blob = encode_document(document)
         with self._write():
             if log_hash is not None and not recount:
                 seen = self.db.execute(*queries.by_log_hash(log_hash)).fetchone()
@@ -307,25 +317,22 @@ class Store:
                     return Recorded(int(seen[0]), int(seen[1]), False, duplicate=True)
             row = self.db.execute(*queries.by_fingerprint(fingerprint)).fetchone()
             if row is None:
-                incident_id = (
-                    self.db.table("incidents")
-                    .insert(
-                        {
-                            "fingerprint": fingerprint,
-                            "signature": signature,
-                            "title": title,
-                            "category": category,
-                            "rule_id": rule_id,
-                            "severity": severity,
-                            "exception_type": exception_type,
-                            "message": message[:2000],
-                            "first_seen": seen_at,
-                            "last_seen": seen_at,
-                            "count": 1,
-                            "status": "open",
-                        }
-                    )
-                    .last_pk
+                incident_id = self._insert(
+                    "incidents",
+                    {
+                        "fingerprint": fingerprint,
+                        "signature": signature,
+                        "title": title,
+                        "category": category,
+                        "rule_id": rule_id,
+                        "severity": severity,
+                        "exception_type": exception_type,
+                        "message": message[:2000],
+                        "first_seen": seen_at,
+                        "last_seen": seen_at,
+                        "count": 1,
+                        "status": "open",
+                    },
                 )
                 new = True
             else:
@@ -335,34 +342,39 @@ class Store:
                     [seen_at, incident_id],
                 )
                 new = False
-            occ = (
-                self.db.table("occurrences")
-                .insert(
-                    {
-                        "incident_id": incident_id,
-                        "fingerprint_fine": fingerprint_fine,
-                        "signature_fine": signature_fine,
-                        "seen_at": seen_at,
-                        "source": source,
-                        "host": host,
-                        "excerpt": encode_excerpt(
-                            parse_numbered(excerpt) if isinstance(excerpt, str) else excerpt
-                        ),
-                        "report": zlib.compress(json.dumps(report).encode()),
-                        "log_hash": log_hash,
-                    }
-                )
-                .last_pk
+            occ = self._insert(
+                "occurrences",
+                {
+                    "incident_id": incident_id,
+                    "fingerprint_fine": fingerprint_fine,
+                    "signature_fine": signature_fine,
+                    "seen_at": seen_at,
+                    "source": source,
+                    "host": host,
+                    "excerpt": excerpt_blob,
+                    "report": report_blob,
+                    "log_hash": log_hash,
+                },
             )
             if blob is not None and len(blob) <= DOCUMENT_LIMIT:
-                self.db.table("documents").insert({"occurrence_id": occ, "data": blob})
+                self._insert("documents", {"occurrence_id": occ, "data": blob})
                 self.db.execute(
                     "DELETE FROM documents WHERE occurrence_id IN (SELECT id FROM occurrences"
                     " WHERE incident_id = ? ORDER BY seen_at DESC, id DESC LIMIT -1 OFFSET ?)",
                     [incident_id, DOCUMENTS_KEPT],
                 )
-        assert occ is not None and incident_id is not None  # inserts into rowid tables have keys
-        return Recorded(int(incident_id), int(occ), new)
+        return Recorded(int(incident_id), occ, new)
+
+    def _insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert one row (plain SQL: sqlite-utils' insert reads the table's columns first,
+        once a row) and return its rowid."""
+        names = ", ".join(f"[{name}]" for name in row)
+        marks = ", ".join("?" * len(row))
+        cursor = self.db.execute(
+            f"INSERT INTO [{table}] ({names}) VALUES ({marks})", list(row.values())
+        )
+        assert cursor.lastrowid is not None  # an insert into a rowid table always has its key
+        return cursor.lastrowid
 
     def resolve(self, incident_id: int, remedy: str | None, note: str | None) -> None:
         self._require(incident_id)
