@@ -231,6 +231,8 @@ _IMPORTS_OF_A_RUN = (
                 "textual",
                 "lark",
                 "rapidfuzz",
+                "typing_extensions",  # typing has dataclass_transform from Python 3.11
+                "shutil",  # only to fit a terminal's width
             },
         ),
         (

@@ -13,11 +13,15 @@ output.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any, TypeVar
 
-from typing_extensions import dataclass_transform
+if sys.version_info >= (3, 11):  # typing_extensions (3 ms to import) only where typing lacks it
+    from typing import dataclass_transform
+else:
+    from typing_extensions import dataclass_transform
 
 _EXCLUDE = {"exclude": True}
 _T = TypeVar("_T")
@@ -232,6 +236,8 @@ class Fact:
 
 @model
 class StreamInfo:
+    """One process's lines in the log (:attr:`Record.stream`)."""
+
     id: str
     records: int
     first_line: int
@@ -298,6 +304,8 @@ class Document:
 
 @model
 class Evidence:
+    """A log line that shows a diagnosis holds."""
+
     line: int
     text: str
     why: str = ""
@@ -306,6 +314,8 @@ class Evidence:
 
 @model
 class Remedy:
+    """What to do about a diagnosis: steps in words and commands to paste."""
+
     title: str
     steps: list[str] = _list()
     commands: list[str] = _list()
@@ -315,6 +325,8 @@ class Remedy:
 
 @model
 class Diagnosis:
+    """A rule (or ``unrecognized``) that holds for the log: cause, evidence and remedies."""
+
     rule_id: str
     title: str
     category: str

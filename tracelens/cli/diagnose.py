@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -105,11 +104,11 @@ def diagnose(
 
             write_json(rep, sys.stdout)
         else:
-            width = (
-                shutil.get_terminal_size(fallback=(100, 24)).columns - 1
-                if sys.stdout.isatty()
-                else 0
-            )
+            width = 0
+            if sys.stdout.isatty():  # shutil (3 ms to import) only to fit a terminal
+                import shutil
+
+                width = shutil.get_terminal_size(fallback=(100, 24)).columns - 1
             echo(
                 render(rep, fmt, color=use_color and fmt == "text", full=full, width=width),
                 keep_ansi=use_color,
