@@ -30,20 +30,20 @@ from dataclasses import replace
 
 from tracelens.models import Record
 
-_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$")
-_FRAME_NEW = re.compile(r"^File (?P<file>.+?):(?P<line>\d+), in (?P<func>[^\s(]+)")
-_CELL = re.compile(r"^(?P<cell>Cell In ?\[\d*\]), line (?P<line>\d+)")
-_FRAME_OLD = re.compile(
+_HEAD = r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
+_FRAME_NEW = r"^File (?P<file>.+?):(?P<line>\d+), in (?P<func>[^\s(]+)"
+_CELL = r"^(?P<cell>Cell In ?\[\d*\]), line (?P<line>\d+)"
+_FRAME_OLD = (
     r"^(?P<file>(?:/|~|[A-Za-z]:\\|<ipython-input-|<string>)\S*) in (?P<func><[^>]*>|[^\s(]+)"
 )
-_MARKED = re.compile(r"^-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$")
-_CONTEXT = re.compile(r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))")
-_COLLAPSED = re.compile(r"^\d+ frames?$")  # Colab folds the middle frames: "34 frames"
+_MARKED = r"^-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$"
+_CONTEXT = r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))"
+_COLLAPSED = r"^\d+ frames?$"  # Colab folds the middle frames: "34 frames"
 
 
 def has_ipython_traceback(records: Sequence[Record]) -> bool:
     return any(
-        "Traceback (most recent call last)" in r.text and _HEAD.match(r.text) for r in records
+        "Traceback (most recent call last)" in r.text and re.match(_HEAD, r.text) for r in records
     )
 
 
@@ -61,28 +61,28 @@ def plain(records: Sequence[Record]) -> Sequence[Record]:
     pending: tuple[Record, str, str] | None = None  # an IPython 7 frame waiting for its line number
     for rec in records:
         text = rec.text.rstrip()
-        if _HEAD.match(text):
+        if re.match(_HEAD, text):
             out.append(replace(rec, text="Traceback (most recent call last):"))
             inside, pending = True, None
             continue
         if not inside:
             out.append(rec)
             continue
-        m = _FRAME_NEW.match(text)
+        m = re.match(_FRAME_NEW, text)
         if m:
             out.append(_frame(rec, m.group("file"), m.group("line"), m.group("func")))
             pending = None
             continue
-        m = _CELL.match(text)
+        m = re.match(_CELL, text)
         if m:
             out.append(_frame(rec, f"<{m.group('cell')}>", m.group("line"), "<module>"))
             pending = None
             continue
-        m = _FRAME_OLD.match(text)
+        m = re.match(_FRAME_OLD, text)
         if m:
             pending = (rec, m.group("file"), m.group("func"))
             continue
-        m = _MARKED.match(text)
+        m = re.match(_MARKED, text)
         if m:
             if pending is not None:
                 prec, file, func = pending
@@ -90,7 +90,7 @@ def plain(records: Sequence[Record]) -> Sequence[Record]:
                 pending = None
             out.append(replace(rec, text="    " + (m.group("code") or "").strip()))
             continue
-        if not text.strip() or _CONTEXT.match(text) or _COLLAPSED.match(text):
+        if not text.strip() or re.match(_CONTEXT, text) or re.match(_COLLAPSED, text):
             continue
         inside = False  # the exception line: the traceback's frames are over
         out.append(rec)

@@ -8,29 +8,37 @@ timestamps), so the same failure reads the same across runs, machines and versio
 from __future__ import annotations
 
 import re
+from functools import cache
 
-_NORMALIZERS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (
-        re.compile(
-            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+
+@cache
+def _normalizers() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """What varies and what it becomes, compiled on first use (a log with one traceback and no
+    store never normalizes a message)."""
+    return (
+        (
+            re.compile(
+                r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+            ),
+            "<uuid>",
         ),
-        "<uuid>",
-    ),
-    (re.compile(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
-    (
-        re.compile(r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"),
-        "<ts>",
-    ),
-    (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
-    (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
-    (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
-    (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
-    (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
-    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
-)
+        (re.compile(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
+        (
+            re.compile(
+                r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
+            ),
+            "<ts>",
+        ),
+        (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+        (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
+        (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
+        (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
+        (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+        (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+    )
 
 
 def normalize(text: str) -> str:
-    for pattern, repl in _NORMALIZERS:
+    for pattern, repl in _normalizers():
         text = pattern.sub(repl, text)
     return " ".join(text.split())

@@ -30,17 +30,15 @@ from dataclasses import replace
 
 from tracelens.models import Record
 
-_TOP = re.compile(r"^\s*╭─*\s*Traceback \(most recent call last\)")
-_HEADER = re.compile(
-    r"^(?P<file>(?:/|[A-Za-z]:\\|\.{0,2}/|<|~)\S*):(?P<lineno>\d+) in ?(?P<func>\S*)$"
-)
-_MARKED = re.compile(r"^❱\s*\d+\s*│?(?P<code>.*)$")
-_IDENT = re.compile(r"^[\w<>.]+$")
-_CODE = re.compile(r"^(?:❱\s*)?\d+(?:\s|$)")  # a source line: its number in the gutter
+_TOP = r"^\s*╭─*\s*Traceback \(most recent call last\)"
+_HEADER = r"^(?P<file>(?:/|[A-Za-z]:\\|\.{0,2}/|<|~)\S*):(?P<lineno>\d+) in ?(?P<func>\S*)$"
+_MARKED = r"^❱\s*\d+\s*│?(?P<code>.*)$"
+_IDENT = r"^[\w<>.]+$"
+_CODE = r"^(?:❱\s*)?\d+(?:\s|$)"  # a source line: its number in the gutter
 
 
 def has_rich_traceback(records: Sequence[Record]) -> bool:
-    return any("╭" in r.text and _TOP.match(r.text) for r in records)
+    return any("╭" in r.text and re.match(_TOP, r.text) for r in records)
 
 
 def _inner(text: str) -> str | None:
@@ -68,7 +66,11 @@ def _exception_after(records: Sequence[Record], k: int, width: int, out: list[Re
     while k < len(records):
         cont = records[k]
         nxt = cont.text.strip()
-        if not nxt or _TOP.match(nxt) or nxt.startswith(("The above exception", "During handling")):
+        if (
+            not nxt
+            or re.match(_TOP, nxt)
+            or nxt.startswith(("The above exception", "During handling"))
+        ):
             break
         if cont.level is not None or cont.time is not None or cont.stream != first.stream:
             break  # the next log record, not the rest of the message
@@ -101,10 +103,10 @@ def _frames(lines: list[tuple[Record, str]], out: list[Record]) -> None:
     while j < len(lines):
         rec, text = lines[j]
         j += 1
-        m = _HEADER.match(text)
+        m = re.match(_HEADER, text)
         if m is not None:
             func = m.group("func")
-            if not func and j < len(lines) and _IDENT.match(lines[j][1]):
+            if not func and j < len(lines) and re.match(_IDENT, lines[j][1]):
                 func = lines[j][1]  # "PATH:LINE in" with the function on the next line
                 j += 1
             out.append(
@@ -114,7 +116,7 @@ def _frames(lines: list[tuple[Record, str]], out: list[Record]) -> None:
                 )
             )
             continue
-        mark = _MARKED.match(text)
+        mark = re.match(_MARKED, text)
         if mark is not None:
             out.append(replace(rec, text="    " + mark.group("code").replace("│", " ").strip()))
 
@@ -128,7 +130,7 @@ def unbox(records: Sequence[Record]) -> Sequence[Record]:
     n = len(records)
     while k < n:
         rec = records[k]
-        if not _TOP.match(rec.text):
+        if not re.match(_TOP, rec.text):
             joined = _separator(rec, records[k + 1] if k + 1 < n else None)
             if joined is not None:  # a chain separator wrapped at the console's width
                 out.append(joined)
@@ -154,7 +156,7 @@ def unbox(records: Sequence[Record]) -> Sequence[Record]:
                 break
             k += 1
             text = raw.strip()
-            code = bool(_CODE.match(text))
+            code = bool(re.match(_CODE, text))
             if joining and not code and text:
                 prev_rec, prev = lines.pop()
                 lines.append(

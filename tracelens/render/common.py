@@ -55,11 +55,12 @@ def summary_line(report: Report) -> str:
 
 # --- escaping log text for each markup -------------------------------------------------------
 # Text from a log (messages, titles of failures no rule knows, paths, fact values) is data: in
-# every sink it must read as the characters it is, never as markup.
+# every sink it must read as the characters it is, never as markup. The patterns are compiled
+# (and cached by ``re``) when a Markdown or Jira report is first written.
 
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~&])")
-_MD_LINE_START = re.compile(r"^(\s*)([-=>+]|\d+[.)])", re.MULTILINE)
-_MENTION = re.compile(r"@(?=\w)")
+_MD_SPECIAL = r"([\\`*_{}\[\]<>()#+!|~&])"
+_MD_LINE_START = r"(?m)^(\s*)([-=>+]|\d+[.)])"
+_MENTION = r"@(?=\w)"
 
 
 def md_text(text: str) -> str:
@@ -70,9 +71,9 @@ def md_text(text: str) -> str:
     >>> print(md_text("[click](http://x) ![i](y) **b**"))
     \\[click\\]\\(http://x\\) \\!\\[i\\]\\(y\\) \\*\\*b\\*\\*
     """
-    text = _MD_SPECIAL.sub(r"\\\1", str(text))
-    text = _MD_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), text)
-    return _MENTION.sub("@\u200b", text)
+    text = re.sub(_MD_SPECIAL, r"\\\1", str(text))
+    text = re.sub(_MD_LINE_START, lambda m: m.group(1) + "\\" + m.group(2), text)
+    return re.sub(_MENTION, "@\u200b", text)
 
 
 def md_line(text: str) -> str:
@@ -94,8 +95,8 @@ def md_code(text: str) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-_JIRA_SPECIAL = re.compile(r"([\\{}\[\]*_+^~!|#?\-])")
-_JIRA_MACRO = re.compile(r"\{(noformat|code|quote|panel|color|html)", re.IGNORECASE)
+_JIRA_SPECIAL = r"([\\{}\[\]*_+^~!|#?\-])"
+_JIRA_MACRO = r"(?i)\{(noformat|code|quote|panel|color|html)"
 
 
 def jira_text(text: str) -> str:
@@ -105,12 +106,12 @@ def jira_text(text: str) -> str:
     >>> print(jira_text("[x|http://e] !img.png! {color:red}"))
     \\[x\\|http://e\\] \\!img.png\\! \\{color:red\\}
     """
-    return _JIRA_SPECIAL.sub(r"\\\1", " ".join(str(text).splitlines()))
+    return re.sub(_JIRA_SPECIAL, r"\\\1", " ".join(str(text).splitlines()))
 
 
 def jira_block(text: str) -> str:
     """Text in a ``{noformat}`` block that no line inside can end or turn into another macro."""
-    return "{noformat}\n" + _JIRA_MACRO.sub(r"{ \1", str(text)) + "\n{noformat}"
+    return "{noformat}\n" + re.sub(_JIRA_MACRO, r"{ \1", str(text)) + "\n{noformat}"
 
 
 def jira_link(url: str) -> str:

@@ -1,0 +1,81 @@
+"""What a ``tracelens diagnose`` of a crash log leaves undone: regex tables compiled on first
+use stay unbuilt when the log does not need them (each costs a millisecond or more of a run
+that takes ~150). Each log runs in a fresh process, since the tables are built once per process.
+The modules it does not import are in ``tests/test_cli.py``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
+UNRECOGNIZED = (
+    ROOT
+    / "corpus"
+    / "unrecognized"
+    / "deepspeed-0.17-zero3-gathered-parameters-modifier-none-free-param-assert.log"
+)
+TABLES = (
+    "tracelens.rulebook.unrecognized:_by_type",
+    "tracelens.rulebook.unrecognized:_by_words",
+    "tracelens.parse.normalize:_normalizers",
+)
+
+_BUILT_AFTER_A_RUN = (
+    "import contextlib, importlib, io, json, sys\n"
+    "from tracelens.cli import main\n"
+    "with contextlib.redirect_stdout(io.StringIO()): code = main(['diagnose', sys.argv[1]])\n"
+    "built = {}\n"
+    "for table in sys.argv[2:]:\n"
+    "    module, name = table.split(':')\n"
+    "    built[table] = getattr(importlib.import_module(module), name).cache_info().currsize\n"
+    "print(json.dumps({'code': code, 'built': built}))"
+)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    """The tables a diagnose of ``log`` built (1) or left alone (0), in a fresh process."""
+    env = {**os.environ, "TRACELENS_DB": str(tmp_path_factory.mktemp("db") / "none.db")}
+    seen: dict[Path, dict[str, int]] = {}
+
+    def run(log: Path) -> dict[str, int]:
+        if log not in seen:
+            out = subprocess.run(
+                [sys.executable, "-c", _BUILT_AFTER_A_RUN, str(log), *TABLES],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+                cwd=ROOT,
+            )
+            result = json.loads(out.stdout)
+            assert result["code"] == 0, out.stderr
+            seen[log] = result["built"]
+        return seen[log]
+
+    return run
+
+
+@pytest.mark.parametrize(
+    ("log", "table", "expected"),
+    [
+        # a failure a rule knows: no category to guess, no message to normalize
+        (SEED, "tracelens.rulebook.unrecognized:_by_type", 0),
+        (SEED, "tracelens.rulebook.unrecognized:_by_words", 0),
+        (SEED, "tracelens.parse.normalize:_normalizers", 0),
+        # a failure no rule knows: its category guessed from its type, the nearest known
+        # failures found by its normalized message
+        (UNRECOGNIZED, "tracelens.rulebook.unrecognized:_by_type", 1),
+        (UNRECOGNIZED, "tracelens.parse.normalize:_normalizers", 1),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else str(v),
+)
+def test_a_table_is_compiled_only_for_a_log_that_needs_it(built, log, table, expected):
+    assert built(log)[table] == expected
