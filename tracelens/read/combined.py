@@ -27,7 +27,7 @@ def _combined(envs: tuple[Envelope, ...]) -> re.Pattern[str]:
     it, so the branch that matches is the first envelope that :meth:`re.Pattern.match` would
     match alone: one call a line instead of one per envelope."""
     branches = [
-        f"(?P<e{k}>" + _GROUP_NAME.sub(rf"(?P<e{k}_\1>", env.pattern.pattern) + ")"
+        f"(?P<e{k}>" + _GROUP_NAME.sub(rf"(?P<e{k}_\1>", env.regex) + ")"
         for k, env in enumerate(envs)
     ]
     return re.compile("|".join(branches))
