@@ -29,6 +29,8 @@ from itertools import accumulate
 from typing import Any
 from urllib.parse import quote, quote_plus
 
+import re2
+
 from tracelens.parse.normalize import normalize
 from tracelens.parse.usercontent import ALL_USER_CONTENT_PATTERNS, MARK, substitute
 from tracelens.regex import compile_regex
@@ -159,6 +161,25 @@ def _combined(patterns: Iterable[Pattern]) -> Any:
     return compile_regex("(?m)" + "|".join(f"(?:{p.source})" for p in patterns))
 
 
+_SET_OPTIONS = re2.Options()
+_SET_OPTIONS.log_errors = False
+_SET_OPTIONS.max_mem = 64 << 20
+
+
+def _pattern_set(patterns: list[Pattern]) -> Any:
+    """An RE2 set of the patterns: one scan says which of them match a text, so that a text
+    the pre-check flags is replaced only by those (``None`` when RE2 cannot build it: then
+    every pattern runs)."""
+    which = re2.Set.SearchSet(_SET_OPTIONS)
+    try:
+        for p in patterns:
+            which.Add(p.source)
+        which.Compile()
+    except re2.error:
+        return None
+    return which
+
+
 def _sub(pattern: Pattern, text: str) -> str:
     return substitute(pattern.kind, pattern.regex, pattern.group, text)
 
@@ -198,6 +219,7 @@ class Redactor:
         for k, rx in enumerate(extra):
             self.patterns.append(Pattern(f"custom-{k + 1}", check_user_pattern(rx), 0, rx))
         self.precheck = _combined(self.patterns)
+        self.which = _pattern_set(self.patterns)
         self.joinable = not any(_WHOLE_TEXT_ANCHOR.search(p.source) for p in self.patterns)
         """The pre-check can run over texts joined by line breaks: no pattern anchors at the
         start or end of the whole text."""
@@ -285,13 +307,33 @@ class Redactor:
                 out.append(text)
         return out
 
+    def _matching(self, text: str) -> set[int] | None:
+        """The indexes of the patterns that match ``text``; ``None`` when the set cannot
+        tell (it could not be built, or ran out of memory on this text)."""
+        found = self.which.Match(text) if self.which is not None else None
+        if found:
+            return set(found)
+        return set() if self.precheck.search(text) is None else None
+
+    def _replaced(self, text: str) -> str:
+        """Every pattern replaced in turn, as ``for p in patterns: text = sub(p, text)``, but
+        only the patterns the set finds in the text are run; after a replacement changed the
+        text, the set looks again at the new text for the patterns that follow."""
+        matching = self._matching(text)
+        for k, pattern in enumerate(self.patterns):
+            if matching is None or k in matching:
+                new = _sub(pattern, text)
+                if new != text:
+                    text = new
+                    matching = self._matching(text)
+        return text
+
     def __call__(self, text: str) -> str:
         if not self.enabled or not text:
             return text
         text = _encodable(text)
         if self.precheck.search(text) is not None:
-            for pattern in self.patterns:
-                text = _sub(pattern, text)
+            text = self._replaced(text)
         if self._forms:
             text = self._scrub_learned(text)
         return text
