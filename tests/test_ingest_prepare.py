@@ -106,3 +106,61 @@ def test_only_the_patterns_a_text_holds_are_run_with_the_same_result(extra, miss
     texts = _texts()
     assert [redactor(t) for t in texts] == [_each_pattern_in_turn(redactor, t) for t in texts]
     assert redactor(texts[0]) != texts[0]  # something was redacted
+
+
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.name)
+def test_an_excerpt_is_encoded_as_its_plain_dict(log):
+    from tracelens.incidents.incident import excerpt
+    from tracelens.incidents.records import excerpt_dict
+    from tracelens.models import to_dict
+
+    ex = excerpt(diagnose(log.read_bytes()), Redactor())
+    assert ex.lines and excerpt_dict(ex) == to_dict(ex)
+    assert list(excerpt_dict(ex)) == list(to_dict(ex))  # the same key order in the JSON
+
+
+@pytest.mark.parametrize(
+    "value, same",
+    [
+        ({"a": ["x", {"b": "y"}], "n": 3}, True),
+        ({"a": ["x", {"b": "export HF_TOKEN=hf_abcdefghijklmnopqrstuvwxyzABCDEF12"}]}, False),
+        (["ok", "vllm serve m --api-key abc123secret --port 8000", None], False),
+    ],
+)
+def test_redact_value_copies_only_what_it_changes(value, same):
+    from tracelens.incidents.incident import redact_value
+
+    out = redact_value(value, Redactor())
+    assert (out is value) == same
+    assert _texts_of(out) == [Redactor()(t) for t in _texts_of(value)]
+
+
+def _texts_of(value) -> list[str]:
+    from tracelens.incidents.incident import _strings
+
+    texts: list[str] = []
+    _strings(value, texts)
+    return texts
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "CUDA error: an illegal memory access at 0x7f3a2b7fe640",
+        "login failed for --api-key abc123secret",
+    ],
+)
+def test_signature_texts_are_redacted_the_same_way_when_redaction_changes_nothing(message):
+    from tracelens.incidents.signature import signature
+
+    log = f'Traceback (most recent call last):\n  File "/app/x.py", line 3, in f\n    g()\nRuntimeError: {message}\n'
+    doc = diagnose(log).document
+    redactor = Redactor()
+    sig = signature(doc, None, redactor)
+    plain = signature(doc, None)
+    assert sig is not None and plain is not None
+    assert (sig.coarse, sig.fine) == (plain.coarse, plain.fine)
+    secret = "abc123secret" in message
+    # the clear texts are those of the log when redaction changes nothing in the message
+    assert (sig.fine_text == plain.fine_text) != secret
+    assert "abc123secret" not in sig.fine_text + sig.coarse_text

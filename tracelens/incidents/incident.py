@@ -21,10 +21,14 @@ UNCLASSIFIED = "unclassified"
 
 def redact_value(value, redactor: Redactor):
     """JSON-like data (strings, lists, dicts; keys kept) with every string redacted, all of
-    them in one :meth:`Redactor.many` pass."""
+    them in one :meth:`Redactor.many` pass; ``value`` itself when no string changed (most
+    reports: nothing is copied)."""
     strings: list[str] = []
     _strings(value, strings)
-    return _rebuilt(value, iter(redactor.many(strings)))
+    redacted = redactor.many(strings)
+    if all(a is b for a, b in zip(strings, redacted)):
+        return value
+    return _rebuilt(value, iter(redacted))
 
 
 def _strings(value, out: list[str]) -> None:
@@ -51,9 +55,7 @@ def _rebuilt(value, redacted: Iterator[str]):
 def redacted_report(report: Report, redactor: Redactor) -> dict:
     """A report's JSON form without its document (the store keeps the parsed log apart), every
     string redacted."""
-    data = report_dict(report)
-    data.pop("document", None)
-    return redact_value(data, redactor)
+    return redact_value(report_dict(report, document=False), redactor)
 
 
 def redacted_model(report: Report, redactor: Redactor) -> Report:

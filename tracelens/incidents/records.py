@@ -10,6 +10,7 @@ import json
 import re
 import zlib
 from dataclasses import dataclass, field, fields
+from operator import attrgetter
 from typing import Any
 
 from tracelens.models import (
@@ -182,9 +183,19 @@ class StoredOccurrence:
 # --- the stored forms ------------------------------------------------------------------------
 
 
+def excerpt_dict(excerpt: Excerpt) -> dict[str, Any]:
+    """``to_dict(excerpt)``, read field by field: every field of a line is a plain value,
+    and a long excerpt has hundreds of lines."""
+    names = tuple(f.name for f in fields(ExcerptLine))
+    get = attrgetter(*names)
+    data = {f.name: getattr(excerpt, f.name) for f in fields(Excerpt)}
+    data["lines"] = [dict(zip(names, get(ln))) for ln in excerpt.lines]
+    return data
+
+
 def encode_excerpt(excerpt: Excerpt) -> bytes:
     return zlib.compress(
-        json.dumps(to_dict(excerpt), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        json.dumps(excerpt_dict(excerpt), ensure_ascii=False).encode("utf-8", "surrogatepass")
     )
 
 

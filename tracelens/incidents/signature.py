@@ -116,7 +116,10 @@ def signature(
     if redact is not None:
         # the hashes stay those of the log's own text (the same crash groups the same way with
         # or without redaction); the texts kept beside them are redacted before they are cut
-        shown_coarse, shown_fine = (redact(t) for t in texts(redact(message), redact(setup)))
+        shown_message, shown_setup = redact(message), redact(setup)
+        if (shown_message, shown_setup) != (message, setup):
+            shown_coarse, shown_fine = texts(shown_message, shown_setup)
+        shown_coarse, shown_fine = redact(shown_coarse), redact(shown_fine)
     return Signature(
         coarse=_digest(coarse_text),
         fine=_digest(fine_text),

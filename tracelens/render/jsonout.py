@@ -9,8 +9,9 @@ from tracelens import __version__
 from tracelens.models import Document, Report, to_dict
 
 
-def report_dict(report: Report) -> dict:
-    return {
+def report_dict(report: Report, document: bool = True) -> dict:
+    """The JSON form; ``document=False`` leaves the document out (the store keeps it apart)."""
+    data = {
         "tracelens_version": __version__,
         "source": report.source,
         "verdict": report.verdict,
@@ -18,8 +19,10 @@ def report_dict(report: Report) -> dict:
         "diagnoses": [to_dict(d) for d in report.diagnoses],
         "facts": report.facts,
         "similar": [to_dict(h) for h in report.similar],
-        "document": document_dict(report.document),
     }
+    if document:
+        data["document"] = document_dict(report.document)
+    return data
 
 
 def document_dict(doc: Document) -> dict:
