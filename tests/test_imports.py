@@ -1,7 +1,8 @@
 """What a ``tracelens diagnose`` of a crash log leaves undone: regex tables compiled on first
-use stay unbuilt when the log does not need them (each costs a millisecond or more of a run
-that takes ~150). Each log runs in a fresh process, since the tables are built once per process.
-The modules it does not import are in ``tests/test_cli.py``."""
+use stay unbuilt when the log does not need them, and a rule's regexes are compiled when a
+condition first searches with them (each costs 0.1 ms to a few ms of a run that takes ~150).
+The tables are built once per process, so each log runs in a fresh one. The modules a run does
+not import are in ``tests/test_cli.py``."""
 
 from __future__ import annotations
 
@@ -85,3 +86,43 @@ def built(tmp_path_factory):
 )
 def test_a_table_is_compiled_only_for_a_log_that_needs_it(built, log, table, expected):
     assert (built(log)[table] > 0) is expected
+
+
+_RAISED = 'Traceback (most recent call last):\n  File "x.py", line 1, in f\nValueError: bad value\n'
+
+
+@pytest.mark.parametrize(
+    ("condition", "compiled"),
+    [
+        # an ``all`` stops at its first condition that fails: the next one's regex is never built
+        (
+            {"all": [{"line": "no such line"}, {"exception": {"type": "KeyError"}}]},
+            [b"no such line"],
+        ),
+        # a message is searched only in an exception whose type matched
+        ({"exception": {"type": "KeyError", "message": "bad"}}, ["KeyError"]),
+        ({"exception": {"type": "ValueError", "message": "bad"}}, ["ValueError", "bad"]),
+        # a frame's next field only when the one before matched
+        ({"frame": {"function": "g", "file": "x"}}, ["g"]),
+        ({"frame": {"function": "f", "file": "x"}}, ["f", "x"]),
+    ],
+)
+def test_a_condition_compiles_a_regex_when_it_first_searches_with_it(
+    condition, compiled, monkeypatch
+):
+    from tracelens.engine import parse
+    from tracelens.rulebook import conditions
+    from tracelens.rulebook.context import Context
+
+    asked: list[str | bytes] = []
+    real = conditions.compile_regex
+
+    def recording(pattern: str | bytes, *, multiline: bool = False):
+        asked.append(pattern)
+        return real(pattern, multiline=multiline)
+
+    monkeypatch.setattr(conditions, "compile_regex", recording)
+    check = conditions.compile_condition(condition)
+    assert asked == []  # nothing compiled before the rule runs
+    check(Context(parse(_RAISED)))
+    assert asked == compiled
