@@ -381,3 +381,53 @@ def test_a_host_label_without_digits_after_a_dash_keeps_the_traceback():
     doc = diagnose(log).document
     assert [(tb.exception.type, len(tb.frames)) for tb in doc.tracebacks] == [("RuntimeError", 1)]
     assert {s.id for s in doc.streams} == {"node100", "node101"}
+
+
+WRAPPERS = [
+    # collectors' line prefixes no envelope knows: the log shows them (tracelens.read.prefixes)
+    ("stern", lambda i: "vllm-7d9f5c6b8-x2x4q vllm ", "vllm-7d9f5c6b8-x2x4q vllm"),
+    (
+        "journalctl -o short-iso",
+        lambda i: f"2024-05-01T10:00:{i:02d}+0000 gpu7 python3[48211]: ",
+        "gpu7 python3[48211]:",
+    ),
+    (
+        "aws logs tail",
+        lambda i: f"2024-05-01T10:00:{i:02d}.123000+00:00 algo-1-1714557600 ",
+        "algo-1-1714557600",
+    ),
+    ("loki", lambda i: f'2024-05-01T10:00:{i:02d}Z {{container="vllm"}} ', '{container="vllm"}'),
+    ("a host in brackets", lambda i: "[dgx-a] ", "[dgx-a]"),
+    ("airflow", lambda i: f"[2024-05-01, 10:00:{i:02d} UTC] {{subprocess.py:93}} INFO - ", ""),
+    ("skypilot", lambda i: "(head, rank=0, pid=1234) ", "(head, rank=0, pid=1234)"),
+]
+
+
+@pytest.mark.parametrize("name,prefix,stream", WRAPPERS, ids=[w[0] for w in WRAPPERS])
+def test_a_wrapper_the_log_shows_is_peeled(name, prefix, stream):
+    from tracelens.engine import parse
+
+    lines = ["starting", *_TB]
+    doc = parse("\n".join(prefix(i) + t for i, t in enumerate(lines)).encode())
+    (tb,) = doc.tracebacks
+    assert (tb.exception.type, tb.exception.message, len(tb.frames)) == (
+        "RuntimeError",
+        "NCCL error",
+        1,
+    )
+    assert tb.streams == [stream]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # an exception group's "  | " is drawing, not a wrapper
+        ["  + Exception Group Traceback (most recent call last):", *(f"  | {t}" for t in _TB)],
+        # a message that quotes a traceback header: the next line does not start like it
+        ["worker said: Traceback (most recent call last): see above", "all done"],
+    ],
+)
+def test_what_is_not_a_wrapper_is_left(lines):
+    from tracelens.read.prefixes import learn
+
+    assert learn(records_from_bytes("\n".join(lines).encode())) is None

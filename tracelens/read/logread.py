@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tracelens.models import Record
+from tracelens.read import prefixes
 from tracelens.read.combined import Combined
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
@@ -433,10 +434,17 @@ def host_labels(text: str) -> re.Pattern[str] | None:
     return re.compile("(?:" + "|".join(map(re.escape, names)) + "): ")
 
 
+_MAYBE_WRAPPED = re.compile(
+    r"[^\n]Traceback \(most recent call last\)|[^\n](?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
+)
+"""A header after the start of a line: only then can :func:`prefixes.unwrap` find a wrapper."""
+
+
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
     the line separator, as for :func:`split_lines`. A line no envelope matches that starts
-    with one of the log's :func:`host_labels` has it peeled as its stream."""
+    with one of the log's :func:`host_labels` has it peeled as its stream, and prefixes the
+    log shows to be wrappers (:mod:`tracelens.read.prefixes`) are peeled too."""
     global _lines_read
     lines = list(split_lines(text, first_line, end))
     one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
@@ -445,8 +453,12 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
         lines = [(n, clean(raw)) for n, raw in lines]
     labels = host_labels(text)
     if labels is None:
-        return [one(raw, n) for n, raw in lines]
-    return [_labelled(one, labels, raw, n) for n, raw in lines]
+        records = [one(raw, n) for n, raw in lines]
+    else:
+        records = [_labelled(one, labels, raw, n) for n, raw in lines]
+    if _MAYBE_WRAPPED.search(text) is None:
+        return records
+    return prefixes.unwrap(records, one)
 
 
 def _labelled(one, labels: re.Pattern[str], raw: str, n: int) -> Record:

@@ -1,0 +1,133 @@
+"""Line prefixes that a log's own lines show to be wrappers, when no envelope knows them.
+
+Logs reach tracelens through many collectors, each with its own line prefix: ``stern``'s
+``pod container``, Loki's labels, ``aws logs tail``'s stream name, Airflow's task-log header,
+``journalctl -o short-iso``, a launcher's ``[host]``. An unknown prefix before every line hides
+the tracebacks (a header no longer starts its line) and halves what is recognized. Rather than
+guess at every collector, the log shows its own prefix: where a line holds a traceback header
+or a vLLM logger header after text the envelopes left, that text is a prefix; its shape (digit
+runs and level words made variable) is then peeled wherever a line starts with it.
+
+>>> from tracelens.read.logread import peel, records_from_text
+>>> log = ("vllm-0 main Traceback (most recent call last):\\n"
+...        'vllm-0 main   File "/srv/app.py", line 3, in <module>\\n'
+...        "vllm-0 main RuntimeError: boom\\n")
+>>> [r.text for r in unwrap(records_from_text(log), peel)]
+['Traceback (most recent call last):', '  File "/srv/app.py", line 3, in <module>', 'RuntimeError: boom']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tracelens.models import Record
+
+_TB = "Traceback (most recent call last)"
+_VLLM = re.compile(
+    r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+\.py:\d+\] "
+)
+"""vLLM's logger header (``INFO 05-01 10:00:00 [api_server.py:12] ``, also without the
+bracket), the most frequent line start of a serving log."""
+_TOKENS = re.compile(
+    r"\d+|\b(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\b|.", re.S
+)
+_LEVELS = frozenset("TRACE DEBUG INFO NOTICE WARNING WARN ERROR CRITICAL FATAL".split())
+_MAX_PREFIX = 200
+_MAX_SHAPES = 32
+
+
+def _tokens(text: str) -> list[str]:
+    """``text`` as digit runs, level words and single characters."""
+    return _TOKENS.findall(text)
+
+
+def _shape(tokens: list[str]) -> str:
+    """A regex for the prefix with its digit runs and level words variable.
+
+    >>> _shape(_tokens("2024-05-01T10:00:00Z node7 INFO - "))
+    '\\\\d+\\\\-\\\\d+\\\\-\\\\d+T\\\\d+:\\\\d+:\\\\d+Z\\\\ node\\\\d+\\\\ [A-Z]+\\\\ \\\\-\\\\ '
+    """
+    return "".join(
+        r"\d+" if t[0].isdigit() else "[A-Z]+" if t in _LEVELS else re.escape(t) for t in tokens
+    )
+
+
+def _kind(token: str) -> str:
+    return "0" if token[0].isdigit() else "L" if token in _LEVELS else token
+
+
+def _anchor(text: str) -> int:
+    """Where a traceback or vLLM logger header starts in ``text`` after its first character,
+    or -1."""
+    at = text.find(_TB, 1)
+    if at < 0 and "] " in text:
+        m = _VLLM.search(text, 1)
+        at = m.start() if m else -1
+    return at if 0 < at <= _MAX_PREFIX else -1
+
+
+def _common(line: str, after: str) -> list[str]:
+    """The tokens ``line`` and the line after it start with, digit runs and level words
+    compared by kind: the wrapper both carry (a traceback's next line carries it too)."""
+    a, b = _tokens(line), _tokens(after[: len(line) + 40])
+    n = 0
+    while n < len(a) and n < len(b) and _kind(a[n]) == _kind(b[n]):
+        n += 1
+    return a[:n]
+
+
+_TIME = re.compile(r"\d:\d")
+
+
+def learn(records: list[Record]) -> tuple[re.Pattern[str], list[str]] | None:
+    """The prefix shapes the log shows, as one regex whose group ``p<k>`` is the k-th shape,
+    and each shape's stream name (the prefix itself when it holds no time of day, such as a
+    host or a pod: else empty); ``None`` when the log shows none. A shape is the text before
+    a traceback or vLLM logger header that the line after it starts with too."""
+    shapes: dict[str, str] = {}
+    for k, rec in enumerate(records[:-1]):
+        at = _anchor(rec.text)
+        if at <= 0 or rec.text[:at].isspace():
+            continue
+        common = _common(rec.text[:at], records[k + 1].text)
+        if any(t.isalnum() for t in common):  # not an exception group's "  | " or a box
+            prefix = "".join(common)
+            shapes.setdefault(_shape(common), "" if _TIME.search(prefix) else prefix.strip())
+            if len(shapes) >= _MAX_SHAPES:
+                break
+    if not shapes:
+        return None
+    ordered = sorted(shapes, key=len, reverse=True)
+    pattern = re.compile("|".join(f"(?P<p{k}>{shape})" for k, shape in enumerate(ordered)))
+    return pattern, [shapes[shape] for shape in ordered]
+
+
+def unwrap(records: list[Record], peel: Callable[[str, int], Record]) -> list[Record]:
+    """``records`` with the learned prefixes peeled (and any envelope after them): the stream
+    the envelope before the prefix gave, the prefix's name, the stream after it; the time and
+    level kept where the envelope before the prefix gave them."""
+    learned = learn(records)
+    if learned is None:
+        return records
+    shapes, names = learned
+    out: list[Record] = []
+    for rec in records:
+        m = shapes.match(rec.text)
+        if m is None or m.end() == len(rec.text):
+            out.append(rec)
+            continue
+        inner = peel(rec.text[m.end() :], rec.line)
+        name = names[int((m.lastgroup or "p0")[1:])]
+        streams = " / ".join(s for s in (rec.stream, name, inner.stream) if s)
+        out.append(
+            Record(
+                line=rec.line,
+                text=inner.text,
+                stream=streams,
+                level=inner.level or rec.level,
+                time=rec.time or inner.time,
+                source=inner.source or rec.source,
+            )
+        )
+    return out
