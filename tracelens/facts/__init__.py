@@ -363,7 +363,7 @@ def _derive(facts: list[Fact]) -> list[Fact]:
                     derived=True,
                 )
             )
-        elif f.name == "model" and _MODEL_PATH.match(f.value):
+        elif f.name == "model" and compile_regex(_MODEL_PATH).match(f.value):
             extra.append(
                 Fact(
                     name="model_path",

@@ -53,14 +53,14 @@ _CLI_FLAGS = {
     "--mem-fraction-static": "mem_fraction_static",
 }
 
-# a quoted value, matched at one position (its alternatives never overlap: linear)
-_SELECTOR = compile_regex(r"AttentionSelectorConfig\((?P<body>[^()]*)\)")
-_REASONS = compile_regex(r"Reasons: \{(?P<body>.*)\}")
-_REASON_ITEM = compile_regex(r"(?P<b>[A-Z][A-Z0-9_]+): \[(?P<r>[^\]]*)\]")
-_CLI = compile_regex(
-    r"(?:^|\s|\$ )(?:vllm serve|python3? -m (?:vllm\.entrypoints\.openai\.api_server|sglang\.launch_server))\b(?P<args>.*)"
-)
-_DICT_ITEM = compile_regex(r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)")
+# The regexes of the payload parsers, compiled (compile_regex, once) when a log first has the
+# line one parses. A quoted value, matched at one position (its alternatives never overlap:
+# linear).
+_SELECTOR = r"AttentionSelectorConfig\((?P<body>[^()]*)\)"
+_REASONS = r"Reasons: \{(?P<body>.*)\}"
+_REASON_ITEM = r"(?P<b>[A-Z][A-Z0-9_]+): \[(?P<r>[^\]]*)\]"
+_CLI = r"(?:^|\s|\$ )(?:vllm serve|python3? -m (?:vllm\.entrypoints\.openai\.api_server|sglang\.launch_server))\b(?P<args>.*)"
+_DICT_ITEM = r"'(\w+)': ('(?:[^'\\]|\\.)*'|[^,{}]+)"
 
 # GPU name -> compute capability, for when the log names the GPU but not its capability.
 _GPU_CC = (
@@ -76,7 +76,7 @@ _GPU_CC = (
     (r"\bP100", "6.0"),
 )
 
-_MODEL_PATH = compile_regex(r"^(?:/|~|\./|\.\./)")
+_MODEL_PATH = r"^(?:/|~|\./|\.\./)"
 
 
 def _short(text: str) -> str:
@@ -127,11 +127,11 @@ def _dict_pairs(body: str) -> list[tuple[str, str]]:
             return [(str(k), str(v)) for k, v in value.items()]
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         pass
-    return [(k, _unquote(v)) for k, v in _DICT_ITEM.findall(body)]
+    return [(k, _unquote(v)) for k, v in compile_regex(_DICT_ITEM).findall(body)]
 
 
 def _selector(rec: Record, out: _Out, payloads: dict) -> None:
-    m = _SELECTOR.search(rec.text)
+    m = compile_regex(_SELECTOR).search(rec.text)
     if m is None:
         return
     conf = {k: _unquote(v) for k, v in _kv_pairs(m.group("body") + ")")}
@@ -151,12 +151,12 @@ def _selector(rec: Record, out: _Out, payloads: dict) -> None:
 
 
 def _reasons(rec: Record, out: _Out, payloads: dict) -> None:
-    m = _REASONS.search(rec.text)
+    m = compile_regex(_REASONS).search(rec.text)
     if m is None:
         return
     reasons = {
         item.group("b"): [r.strip() for r in item.group("r").split(",") if r.strip()]
-        for item in _REASON_ITEM.finditer(m.group("body"))
+        for item in compile_regex(_REASON_ITEM).finditer(m.group("body"))
     }
     if not reasons:
         return
@@ -183,7 +183,7 @@ def _reasons(rec: Record, out: _Out, payloads: dict) -> None:
 
 
 def _cli(rec: Record, out: _Out) -> None:
-    m = _CLI.search(rec.text)
+    m = compile_regex(_CLI).search(rec.text)
     if m is None:
         return
     toks = m.group("args").split()
