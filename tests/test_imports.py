@@ -126,3 +126,77 @@ def test_a_condition_compiles_a_regex_when_it_first_searches_with_it(
     assert asked == []  # nothing compiled before the rule runs
     check(Context(parse(_RAISED)))
     assert asked == compiled
+
+
+_COMPILES_AT_IMPORT = (
+    "import importlib, re, sys\n"
+    "import re2\n"
+    "import tracelens.regex\n"
+    "callers = []\n"
+    "def spy(real):\n"
+    "    def compile(pattern, *args, **kwargs):\n"
+    "        frame = sys._getframe(1)\n"
+    "        while frame.f_code.co_filename == tracelens.regex.__file__ or (\n"
+    "            frame.f_code.co_filename.endswith('functools.py')\n"
+    "        ):\n"
+    "            frame = frame.f_back\n"
+    "        callers.append(frame.f_code.co_filename)\n"
+    "        return real(pattern, *args, **kwargs)\n"
+    "    return compile\n"
+    "re.compile, re2.compile = spy(re.compile), spy(re2.compile)\n"
+    "module = importlib.import_module(sys.argv[1])\n"
+    "print(callers.count(module.__file__))"
+)
+"""How many regexes a module's own code compiles while it is imported (those of the modules
+it imports are theirs)."""
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "tracelens.read.failures",
+        "tracelens.facts.payloads",
+        "tracelens.rulebook.unrecognized",
+        "tracelens.parse.normalize",
+        "tracelens.parse.richtb",
+        "tracelens.parse.ipythontb",
+        "tracelens.render.common",
+    ],
+)
+def test_importing_a_module_compiles_none_of_its_regexes(module):
+    out = subprocess.run(
+        [sys.executable, "-c", _COMPILES_AT_IMPORT, module],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout.split() == ["0"], out.stderr
+
+
+_ENVELOPES_COMPILED = (
+    "import sys\n"
+    "from tracelens.read import logread\n"
+    "logread.records_from_text(sys.argv[1])\n"
+    "print(' '.join(e.name for e in logread.ENVELOPES if 'pattern' in e.__dict__))"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "compiled"),
+    [
+        ("", []),  # imported: none
+        ("(EngineCore_DP0 pid=245) ", ["process-tag"]),  # the first of those "(" allows matched
+        # tried, in table order, and none matched
+        ("hello", ["compose-prefix", "pdsh-host", "logger-bracket-level"]),
+    ],
+)
+def test_an_envelope_regex_is_compiled_when_a_line_first_tries_it(text, compiled):
+    out = subprocess.run(
+        [sys.executable, "-c", _ENVELOPES_COMPILED, text],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert out.stdout.split() == compiled, out.stderr
