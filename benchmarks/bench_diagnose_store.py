@@ -1,11 +1,17 @@
 """`tracelens diagnose` of a ~50 KB crash log, the whole command, with no incident store and
 with a store of a million incidents (where it also lists similar past incidents), next to a
-bare Python start. Runs are interleaved, so a slow spell of a shared machine hits all three
+bare Python start. Runs are interleaved, so a slow spell of a shared machine hits all of them
 alike; each figure is wall time and the child's CPU time (user + system), best and median.
 
     python benchmarks/bench_diagnose_store.py [--incidents 1000000] [--store /tmp/big.db] [--runs 15]
+        [--tree DIR ...]
 
-``--store`` shares the store with ``bench_similar.py`` and ``bench_tui.py``.
+``--store`` shares the store with ``bench_similar.py`` and ``bench_tui.py``. ``--tree DIR``
+(repeatable) runs the same two commands from another source tree too, in the same loop, for
+before/after figures: a ``git archive`` of an earlier commit unpacked in DIR, run by the same
+interpreter with ``PYTHONPATH=DIR``. Every tree's bytecode is compiled first, as an install
+has it, and each command runs once before the timed runs (a tree's first run builds its rule
+index).
 """
 
 from __future__ import annotations
@@ -42,21 +48,38 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     store_options(ap, 1_000_000)
     ap.add_argument("--runs", type=int, default=15)
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="another source tree to run too, interleaved (repeatable)",
+    )
     args = ap.parse_args()
     exe = str(Path(sys.executable).with_name("tracelens"))
+    trees = {"": None} | {f" [{Path(t).name}]": Path(t).resolve() for t in args.tree}
+    for tree in [ROOT, *(t for t in trees.values() if t is not None)]:
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(tree / "tracelens")], check=True
+        )
     with big_store(args.incidents, args.store) as db, tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "crash-50k.log"
         data = SEED.read_bytes()
         log.write_bytes(data[:8000] + data[-42000:])  # startup facts + the crash: ~50 KB
         base = dict(os.environ)
-        cases = {
-            "python -c pass": ([sys.executable, "-c", "pass"], base),
-            "diagnose, no store": (
+        cases = {"python -c pass": ([sys.executable, "-c", "pass"], base)}
+        for label, tree in trees.items():
+            env = base if tree is None else base | {"PYTHONPATH": str(tree)}
+            cases[f"diagnose, no store{label}"] = (
                 [exe, "diagnose", str(log)],
-                base | {"TRACELENS_DB": str(Path(tmp) / "none.db")},
-            ),
-            "diagnose, 1 M store": ([exe, "diagnose", str(log)], base | {"TRACELENS_DB": str(db)}),
-        }
+                env | {"TRACELENS_DB": str(Path(tmp) / "none.db")},
+            )
+            cases[f"diagnose, 1 M store{label}"] = (
+                [exe, "diagnose", str(log)],
+                env | {"TRACELENS_DB": str(db)},
+            )
+        for cmd, env in cases.values():  # untimed: a tree's first run builds its rule index
+            child(cmd, env)
         figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, (cmd, env) in cases.items():
@@ -66,7 +89,7 @@ def main() -> None:
         for name, runs in figures.items():
             walls, cpus = sorted(r[0] for r in runs), sorted(r[1] for r in runs)
             print(
-                f"  {name:24s} wall {walls[0] * 1000:5.0f} / {walls[mid] * 1000:5.0f} ms   "
+                f"  {name:36s} wall {walls[0] * 1000:5.0f} / {walls[mid] * 1000:5.0f} ms   "
                 f"CPU {cpus[0] * 1000:5.0f} / {cpus[mid] * 1000:5.0f} ms"
             )
     print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
