@@ -164,3 +164,25 @@ def test_signature_texts_are_redacted_the_same_way_when_redaction_changes_nothin
     # the clear texts are those of the log when redaction changes nothing in the message
     assert (sig.fine_text == plain.fine_text) != secret
     assert "abc123secret" not in sig.fine_text + sig.coarse_text
+
+
+@pytest.mark.parametrize(
+    "cond, log, holds",
+    [
+        ({"line": "CUDA out of memory"}, "x\nCUDA out of memory here\n", True),
+        ({"line": "CUDA out of memory"}, "all fine\n", False),
+        ({"exception": {"type": "RuntimeError"}}, "RuntimeError: boom\n", True),
+        ({"exception": {"type": "ValueError"}}, "RuntimeError: boom\n", False),
+    ],
+)
+def test_a_note_or_remedy_condition_is_compiled_once_and_answers_the_same(cond, log, holds):
+    from tracelens.models import adapter
+    from tracelens.rulebook.conditions import Context, compile_condition, compiled
+    from tracelens.rulebook.model import Condition
+
+    when = adapter(Condition).validate_python(cond)
+    other = adapter(Condition).validate_python(cond)
+    assert compiled(when) is compiled(when)
+    assert compiled(other) is not compiled(when)  # an equal condition elsewhere: its own
+    ctx = Context(diagnose(log).document)
+    assert (compiled(when)(ctx) is not None) == (compile_condition(when)(ctx) is not None) == holds

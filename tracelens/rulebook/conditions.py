@@ -242,6 +242,18 @@ def compile_condition(cond: Any) -> Cond:
     return _block({cond.kind: getattr(cond, cond.kind)})
 
 
+_COMPILED: dict[int, tuple[Any, Cond]] = {}
+
+
+def compiled(cond: Any) -> Cond:
+    """:func:`compile_condition`, once per condition object: a rule's notes and remedies are
+    tested again on every log the rule fires on."""
+    got = _COMPILED.get(id(cond))
+    if got is None or got[0] is not cond:  # the object held keeps its id from being reused
+        got = _COMPILED[id(cond)] = (cond, compile_condition(cond))
+    return got[1]
+
+
 def _block(spec: dict) -> Cond:
     alls = [compile_condition(c) for c in spec.get("all", [])]
     anys = [compile_condition(c) for c in spec.get("any", [])]

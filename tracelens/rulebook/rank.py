@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from tracelens.models import SEVERITY_RANK, Diagnosis, Document, Evidence, Fact, Remedy
 from tracelens.rulebook.calibration import calibrate
-from tracelens.rulebook.conditions import Context, compile_condition
+from tracelens.rulebook.conditions import Context, compiled
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule
@@ -27,7 +27,7 @@ def _remedies(
     out: list[Remedy] = []
     applied: list[Remedy] = []
     for spec in rule.remedies:
-        if spec.when is not None and compile_condition(spec.when)(ctx) is None:
+        if spec.when is not None and compiled(spec.when)(ctx) is None:
             continue  # a remedy for another setup (say, a vLLM flag in a training job)
         rem = Remedy(
             title=fill(spec.title, values),
@@ -139,7 +139,7 @@ def evaluate(
         values.update(hit.captures)
         notes = []
         for note in rule.notes:
-            nh = compile_condition(note.when)(ctx)
+            nh = compiled(note.when)(ctx)
             if nh is not None:
                 vals = dict(values, **nh.captures)
                 notes.append(fill(note.text, vals))
