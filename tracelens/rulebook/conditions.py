@@ -4,7 +4,6 @@ that holds records its evidence (line and text), its captures and how much it sa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache, partial
 from typing import Any, Callable
 
 from tracelens.models import Evidence, Fact
@@ -59,16 +58,15 @@ def _captures(m) -> dict[str, str]:
     return out
 
 
-def _later(pattern: str | bytes, multiline: bool = False) -> Callable[[], Any]:
-    """The compiled regex, compiled when first asked for: RE2 takes 0.1-0.4 ms to compile a
-    rule's regex, and many are never searched in a run (an ``all`` stops at its first
-    condition that fails, a message is tested only when the type matched)."""
-    return cache(partial(compile_regex, pattern, multiline=multiline))
+# A condition keeps its regexes as text and asks compile_regex (compiled once, then a cache
+# lookup) when it searches: RE2 takes 0.1-0.4 ms to compile a rule's regex, and many are never
+# searched in a run (an ``all`` stops at its first condition that fails, a message is tested
+# only when the type matched, a frame's next field only when the one before matched).
 
 
 def _exception_cond(body: dict) -> Cond:
-    tre = _later(body["type"]) if "type" in body else None
-    mre = _later(body["message"]) if "message" in body else None
+    tre = body.get("type")
+    mre = body.get("message")
     weight = _WEIGHTS["exception"] if mre is not None else 2.0
     belief = _BELIEF["exception+message" if (mre is not None and tre is not None) else "exception"]
     why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
@@ -83,14 +81,14 @@ def _exception_cond(body: dict) -> Cond:
             if tre is not None:
                 if tlit is not None and tlit not in exc.type:
                     continue
-                m = ctx.search(tre(), exc.type)
+                m = ctx.search(compile_regex(tre), exc.type)
                 if m is None:
                     continue
                 caps.update(_captures(m))
             if mre is not None:
                 if mlit is not None and mlit not in exc.message:
                     continue
-                m = ctx.search(mre(), exc.message)
+                m = ctx.search(compile_regex(mre), exc.message)
                 if m is None:
                     continue
                 caps.update(_captures(m))
@@ -109,7 +107,7 @@ def _exception_cond(body: dict) -> Cond:
 
 
 def _frame_cond(body: dict) -> Cond:
-    tests = {k: _later(v) for k, v in body.items()}
+    tests = dict(body)
     why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
@@ -118,13 +116,13 @@ def _frame_cond(body: dict) -> Cond:
         lits = {k: reused_literal(v) for k, v in body.items()}
         for fr in ctx.frames:
             ok = True
-            for key, rx in tests.items():
+            for key, pattern in tests.items():
                 lit = lits[key]
                 val = fr.function if key == "function" else fr.file if key == "file" else fr.module
                 if (
                     val is None
                     or (lit is not None and lit not in val)
-                    or ctx.search(rx(), val) is None
+                    or ctx.search(compile_regex(pattern), val) is None
                 ):
                     ok = False
                     break
@@ -151,9 +149,9 @@ def _first_visible(data: bytes, start: int, end: int) -> int:
 def _line_cond(body: Any) -> Cond:
     if isinstance(body, str):
         body = {"text": body}
-    text_rx = _later(body["text"].encode(), multiline=True) if body.get("text") else None
+    text_rx = body["text"].encode() if body.get("text") else None
     level = str(body["level"]).upper() if "level" in body else None
-    stream_rx = _later(body["stream"]) if "stream" in body else None
+    stream_rx = body.get("stream")
     weight = _WEIGHTS["line"] + (0.5 if level else 0)
     belief = _BELIEF["line+level" if level else "line"]
     why = "line " + " ".join(f"{k}~{v!r}" for k, v in body.items())
@@ -161,7 +159,7 @@ def _line_cond(body: Any) -> Cond:
     def ok(rec) -> bool:
         if level and (rec.level or "") != level:
             return False
-        if stream_rx is not None and stream_rx().search(rec.stream) is None:
+        if stream_rx is not None and compile_regex(stream_rx).search(rec.stream) is None:
             return False
         return True
 
@@ -179,7 +177,7 @@ def _line_cond(body: Any) -> Cond:
                     if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
                         break
             return hit if hit.evidence else None
-        for m in text_rx().finditer(ctx.btext):
+        for m in compile_regex(text_rx, multiline=True).finditer(ctx.btext):
             rec = ctx.record_at(_first_visible(ctx.btext, m.start(), m.end()))
             if not ok(rec) or rec.line in seen:
                 continue
