@@ -30,8 +30,21 @@ INFO = "INFO 07-03 12:58:45 llm_engine.py:60] Retrying with the fast tokenizer\n
         (WARN + TB + INFO, None),
         # no warning above it: a failure
         (INFO + TB, 7),
+        # under a warning, and what is logged next is the launcher's report of the failure
+        (
+            WARN
+            + TB
+            + "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 26374) of binary: /usr/bin/python3\n",
+            7,
+        ),
     ],
-    ids=["under-a-warning", "then-a-shell-prompt", "warning-handler-carried-on", "under-info"],
+    ids=[
+        "under-a-warning",
+        "then-a-shell-prompt",
+        "warning-handler-carried-on",
+        "under-info",
+        "then-the-launcher-says-it-failed",
+    ],
 )
 def test_a_traceback_under_a_warning_is_handled_only_if_the_program_went_on(log, origin_line):
     doc = parse(log)

@@ -148,10 +148,15 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
 
 
 def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
+    """The program logged on after the traceback: the next line of its stream with a level
+    is not an error (a launcher's ``failed (exitcode: 1)`` right after says it was uncaught)."""
     k = pos.get(tb.end_line)
     if k is None:
         return False
-    return any(rec.level and rec.stream == tb.stream for rec in doc.records[k + 1 :])
+    for rec in doc.records[k + 1 :]:
+        if rec.level and rec.stream == tb.stream:
+            return rec.level in _HANDLED_LEVELS
+    return False
 
 
 def refused_them_all(doc: Document) -> bool:
