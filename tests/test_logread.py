@@ -192,6 +192,13 @@ ENVELOPES = [
         "app.server:run:42",
     ),
     ("2025-06-01T10:00:00.123Z [ERROR] something broke", "something broke", "", "ERROR", None),
+    (
+        "(APIServer pid=1) (EngineCore_DP0 pid=181) (Worker_TP1 pid=189) ERROR 01-29 22:59:30 [multiproc_executor.py:852] Traceback (most recent call last):",
+        "Traceback (most recent call last):",
+        "APIServer pid=1 / EngineCore_DP0 pid=181 / Worker_TP1 pid=189",
+        "ERROR",
+        "multiproc_executor.py:852",
+    ),
     # the time in a column of its own (log exports): ISO or Unix time, then a tab
     (
         "2025-06-01T10:00:00.123Z\tTraceback (most recent call last):",
@@ -431,3 +438,16 @@ def test_what_is_not_a_wrapper_is_left(lines):
     from tracelens.read.prefixes import learn
 
     assert learn(records_from_bytes("\n".join(lines).encode())) is None
+
+
+def test_colour_sequences_a_syslog_daemon_escaped_are_removed():
+    line = (
+        "Apr  3 17:41:06 gpu-node07 llmsvc[140320]: #033[1;36m(VllmWorker rank=2 pid=140320)"
+        "#033[0;0m ERROR 04-03 17:41:06 [multiproc_executor.py:379] Traceback (most recent call last):"
+    )
+    (rec,) = records_from_bytes(line.encode())
+    assert (rec.stream, rec.level, rec.text) == (
+        "llmsvc[140320] / VllmWorker rank=2 pid=140320",
+        "ERROR",
+        "Traceback (most recent call last):",
+    )

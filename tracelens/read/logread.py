@@ -304,10 +304,12 @@ _BY_FIRST: dict[str, tuple[Envelope, ...]] = {
 }
 
 
-_STACKED = {"process-tag": 2, "iso-timestamp": 2}
+_STACKED = {"process-tag": 3, "iso-timestamp": 2}
 """Envelopes a line may carry more than once: a Ray worker's prefix around vLLM's own
 process tag (``(RayWorkerWrapper pid=9, ip=…) (EngineCore_DP0 pid=245) …``), the container
-runtime's timestamp before the program's own (``docker logs --timestamps``)."""
+runtime's timestamp before the program's own (``docker logs --timestamps``); vLLM's API server,
+engine core and worker tags in one line (``(APIServer pid=1) (EngineCore_DP0 pid=181)
+(Worker_TP1 pid=189) …``)."""
 
 
 _COMBINE_AFTER = 20_000
@@ -434,6 +436,8 @@ def host_labels(text: str) -> re.Pattern[str] | None:
     return re.compile("(?:" + "|".join(map(re.escape, names)) + "): ")
 
 
+_ESCAPED_ANSI = re.compile(r"#033\[[0-?]*[ -/]*[@-~]")
+"""A colour sequence as syslog daemons store it, the escape character written ``#033``."""
 _MAYBE_WRAPPED = re.compile(
     r"[^\n]Traceback \(most recent call last\)|[^\n](?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
 )
@@ -446,6 +450,8 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     with one of the log's :func:`host_labels` has it peeled as its stream, and prefixes the
     log shows to be wrappers (:mod:`tracelens.read.prefixes`) are peeled too."""
     global _lines_read
+    if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
+        text = _ESCAPED_ANSI.sub("", text)
     lines = list(split_lines(text, first_line, end))
     one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
     _lines_read += len(lines)
