@@ -95,6 +95,13 @@ def run(app, steps, size=(80, 24)):
     asyncio.run(go())
 
 
+def screen_text(app) -> str:
+    """The text on the terminal now, row by row: what a screenshot shows, without drawing its
+    SVG (which also writes each space as ``&#160;`` and splits the text where its style
+    changes)."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
 def notes(app) -> list[str]:
     """The messages the app has notified so far."""
     return [n.message for n in app._notifications]
