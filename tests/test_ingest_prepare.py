@@ -186,3 +186,39 @@ def test_a_note_or_remedy_condition_is_compiled_once_and_answers_the_same(cond, 
     assert compiled(other) is not compiled(when)  # an equal condition elsewhere: its own
     ctx = Context(diagnose(log).document)
     assert (compiled(when)(ctx) is not None) == (compile_condition(when)(ctx) is not None) == holds
+
+
+def _learned_the_plain_way(redactor: Redactor, sources: list[str]) -> list[tuple[str, str]]:
+    """The forms :meth:`Redactor.learned` keeps, each source checked and read on its own."""
+    from urllib.parse import quote, quote_plus
+
+    from tracelens.incidents.redact import MARK, _encodable
+    from tracelens.parse.normalize import normalize
+
+    forms: dict[str, str] = {}
+    for text in filter(None, sources):
+        text = _encodable(text)
+        if redactor.precheck.search(text) is None:
+            continue
+        for pattern in redactor.patterns:
+            for m in pattern.regex.finditer(text):
+                secret = m.group(pattern.group)
+                if len(secret) < 6 or secret.startswith("[REDACTED:"):
+                    continue
+                for form in {secret, normalize(secret)}:
+                    for shown in (form, quote_plus(form), quote(form, safe="")):
+                        if sum(c.isalnum() for c in shown.replace("<n>", "")) >= 6:
+                            forms.setdefault(shown, MARK.format(pattern.kind))
+    return sorted(forms.items(), key=lambda kv: -len(kv[0]))
+
+
+@pytest.mark.parametrize("missing_set", [False, True], ids=["set", "no-set"])
+@pytest.mark.parametrize("extra", [[], [r"merger plan \w+"], [r"\Aengine"]])
+def test_secrets_are_learned_from_all_sources_at_once_as_from_each(extra, missing_set):
+    redactor = Redactor(extra)
+    if missing_set:
+        redactor.which = None
+    sources = _texts()
+    learned = redactor.learned(sources)
+    assert learned._forms == _learned_the_plain_way(redactor, sources)
+    assert learned._forms  # secrets were found

@@ -234,13 +234,14 @@ class Redactor:
         if not self.enabled:
             return child
         forms = dict(self._forms)
-        for text in sources:
-            if not text:
-                continue
-            text = _encodable(text)
-            if self.precheck.search(text) is None:
-                continue
-            for pattern in self.patterns:
+        texts = [_encodable(text) for text in sources if text]
+        flagged = self._flagged(texts)
+        for k in sorted(flagged) if flagged is not None else range(len(texts)):
+            text = texts[k]
+            matching = self._matching(text)
+            for i, pattern in enumerate(self.patterns):
+                if matching is not None and i not in matching:
+                    continue  # finds nothing in this text
                 for m in pattern.regex.finditer(text):
                     secret = m.group(pattern.group)
                     if len(secret) < 6 or secret.startswith("[REDACTED:"):
@@ -274,6 +275,26 @@ class Redactor:
                     return head[:start] + mark + "…" + tail
         return word
 
+    def _flagged(self, texts: list[str]) -> set[int] | None:
+        """The indexes of the texts the pre-check matches (and maybe a few more: a match that
+        crosses texts flags every text it touches), from one scan over them all joined by line
+        breaks; ``None`` when they cannot be joined (a text with lone surrogates)."""
+        if not self.joinable or len(texts) < 2:
+            return {k for k, t in enumerate(texts) if self.precheck.search(_encodable(t))}
+        joined = "\n".join(texts)
+        try:
+            joined.encode("utf-8")
+        except UnicodeEncodeError:
+            return None
+        hits: set[int] = set()
+        ends = list(accumulate(len(t) + 1 for t in texts))  # offset just past each text's break
+        for m in self.precheck.finditer(joined):
+            start, end = m.span()
+            first = bisect_right(ends, start)
+            last = bisect_right(ends, max(start, end - 1))
+            hits.update(range(first, last + 1))
+        return hits
+
     def many(self, texts: list[str]) -> list[str]:
         """Each text as :meth:`__call__` returns it, with one pre-check scan over all of them
         joined by line breaks instead of one scan (and one call into RE2) per text: only the
@@ -285,18 +306,9 @@ class Redactor:
         place, of the joined text or lies within a match found there."""
         if not self.enabled or len(texts) < 2 or not self.joinable:
             return [self(t) for t in texts]
-        joined = "\n".join(texts)
-        try:
-            joined.encode("utf-8")
-        except UnicodeEncodeError:  # a text with lone surrogates: escaped one by one
+        hits = self._flagged(texts)
+        if hits is None:  # a text with lone surrogates: escaped one by one
             return [self(t) for t in texts]
-        hits: set[int] = set()
-        ends = list(accumulate(len(t) + 1 for t in texts))  # offset just past each text's break
-        for m in self.precheck.finditer(joined):
-            start, end = m.span()
-            first = bisect_right(ends, start)
-            last = bisect_right(ends, max(start, end - 1))
-            hits.update(range(first, last + 1))
         out = []
         for k, text in enumerate(texts):
             if k in hits:
