@@ -200,3 +200,34 @@ def test_an_envelope_regex_is_compiled_when_a_line_first_tries_it(text, compiled
         cwd=ROOT,
     )
     assert out.stdout.split() == compiled, out.stderr
+
+
+@pytest.mark.parametrize(
+    ("pairs", "exception", "compiled"),
+    [
+        # a wrapper's message regex only for an exception whose type matched
+        ([("KeyError", "lost")], ("ValueError", "bad"), ["KeyError"]),
+        ([("ValueError", "lost")], ("ValueError", "bad"), ["ValueError", "lost"]),
+        # the first wrapper that matches ends the search
+        ([("ValueError", None), ("KeyError", None)], ("ValueError", "bad"), ["ValueError"]),
+    ],
+)
+def test_a_wrapper_compiles_a_regex_when_it_first_searches_with_it(
+    pairs, exception, compiled, monkeypatch
+):
+    from tracelens.models import ExceptionInfo
+    from tracelens.rulebook import origin
+
+    asked: list[str] = []
+    real = origin.compile_regex
+
+    def recording(pattern: str, *, multiline: bool = False):
+        asked.append(pattern)
+        return real(pattern, multiline=multiline)
+
+    monkeypatch.setattr(origin, "compile_regex", recording)
+    monkeypatch.setattr(origin, "reused_literal", lambda pattern: None)  # no literal pre-check
+    wrappers = origin.Wrappers(pairs)
+    assert asked == []
+    wrappers.exception(ExceptionInfo(type=exception[0], message=exception[1]))
+    assert asked == compiled

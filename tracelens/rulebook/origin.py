@@ -95,9 +95,9 @@ class Wrappers:
     """What only reports another failure: the symptom rules' ``reports`` regexes."""
 
     def __init__(self, pairs: list[tuple[str | None, str | None]]):
-        self.pairs = [
-            (compile_regex(t) if t else None, compile_regex(m) if m else None) for t, m in pairs
-        ]
+        # the regexes as text, compiled (compile_regex: once, then a cache lookup) when first
+        # searched: a message regex only for an exception whose type matched
+        self.pairs = [(t or None, m or None) for t, m in pairs]
         # the literal each match holds (see tracelens.rulebook.required): a cheap "no" first
         self._literals = [
             (reused_literal(t) if t else None, reused_literal(m) if m else None) for t, m in pairs
@@ -107,11 +107,12 @@ class Wrappers:
         msg = exc.message[:2000]
         for (trx, mrx), (tlit, mlit) in zip(self.pairs, self._literals):
             if trx is not None and (
-                (tlit is not None and tlit not in exc.type) or trx.search(exc.type) is None
+                (tlit is not None and tlit not in exc.type)
+                or compile_regex(trx).search(exc.type) is None
             ):
                 continue
             if mrx is not None and (
-                (mlit is not None and mlit not in msg) or mrx.search(msg) is None
+                (mlit is not None and mlit not in msg) or compile_regex(mrx).search(msg) is None
             ):
                 continue
             return True
@@ -119,7 +120,7 @@ class Wrappers:
 
     def line(self, text: str) -> bool:
         return any(
-            mrx is not None and trx is None and mrx.search(text) is not None
+            mrx is not None and trx is None and compile_regex(mrx).search(text) is not None
             for trx, mrx in self.pairs
         )
 
