@@ -42,16 +42,19 @@ def local_ray(request):
 
 @pytest.fixture(scope="module")
 def logs(tmp_path_factory) -> list[str]:
-    """At least :data:`AT_LEAST` logs: the corpus's, repeated (under other names) if fewer."""
+    """:data:`AT_LEAST` logs: spread evenly over the corpus's (every folder has its share), or
+    all of them repeated (under other names) while the corpus has fewer. More logs would add
+    time, not cases: each batch of logs goes to a Ray worker the same way."""
     corpus = sorted(str(p) for folder in FOLDERS for p in folder.glob("*.log"))
+    if len(corpus) >= AT_LEAST:
+        return [corpus[k * len(corpus) // AT_LEAST] for k in range(AT_LEAST)]
     out = list(corpus)
-    if len(out) < AT_LEAST:
-        extra = tmp_path_factory.mktemp("again")
-        for k, src in enumerate(corpus * (AT_LEAST // len(corpus))):
-            copy = extra / f"{k:04d}-{Path(src).name}"
-            copy.write_bytes(Path(src).read_bytes())
-            out.append(str(copy))
-    return out[: max(AT_LEAST, len(corpus))]
+    extra = tmp_path_factory.mktemp("again")
+    for k, src in enumerate(corpus * (AT_LEAST // len(corpus))):
+        copy = extra / f"{k:04d}-{Path(src).name}"
+        copy.write_bytes(Path(src).read_bytes())
+        out.append(str(copy))
+    return out[:AT_LEAST]
 
 
 def _ingest(tmp_path: Path, name: str, logs: list[str], *args: str) -> tuple[list[dict], str]:
