@@ -451,3 +451,26 @@ def test_colour_sequences_a_syslog_daemon_escaped_are_removed():
         "ERROR",
         "Traceback (most recent call last):",
     )
+
+
+def test_a_log_of_json_lines_is_read_from_the_text_they_hold():
+    import json
+
+    from tracelens.engine import parse
+
+    docker = "\n".join(
+        json.dumps({"log": t + "\n", "stream": "stderr", "time": "2025-09-14T08:01:10.1Z"})
+        for t in ["INFO 09-14 08:01:10 [api_server.py:1] starting", *_TB]
+    )
+    (tb,) = parse(docker.encode()).tracebacks
+    assert (tb.exception.type, len(tb.frames), tb.start_line) == ("RuntimeError", 1, 2)
+    structured = json.dumps(
+        {"level": "error", "message": "step failed", "exc_info": "\n".join(_TB)}
+    )
+    doc = parse(structured.encode())
+    assert (doc.records[0].text, doc.records[0].level) == ("step failed", "ERROR")
+    (tb,) = doc.tracebacks
+    assert tb.exception.type == "RuntimeError"
+    # a line that is not an object, in a log of objects, is kept as it is
+    mixed = docker + "\nSegmentation fault (core dumped)"
+    assert parse(mixed.encode()).records[-1].text == "Segmentation fault (core dumped)"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tracelens.models import Record
-from tracelens.read import prefixes
+from tracelens.read import jsonlines, prefixes
 from tracelens.read.combined import Combined
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
@@ -320,6 +320,13 @@ _lines_read = 0
 _COMBINED = Combined(_BY_FIRST, _STACKED, _GLOG_LEVELS)
 
 
+def expect_many() -> None:
+    """This process will read many logs (``ingest``): the combined regexes from the first
+    line on, instead of after :data:`_COMBINE_AFTER` lines (in each worker of a pool)."""
+    global _lines_read
+    _lines_read = max(_lines_read, _COMBINE_AFTER)
+
+
 def peel(text: str, line: int) -> Record:
     """Peel every envelope at the start of ``text``, in table order, each at most once (a
     process tag at most twice): the envelopes tried one regex at a time (no compile cost up
@@ -448,11 +455,15 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
     the line separator, as for :func:`split_lines`. A line no envelope matches that starts
     with one of the log's :func:`host_labels` has it peeled as its stream, and prefixes the
-    log shows to be wrappers (:mod:`tracelens.read.prefixes`) are peeled too."""
+    log shows to be wrappers (:mod:`tracelens.read.prefixes`) are peeled too. A log of JSON
+    lines (:mod:`tracelens.read.jsonlines`) is read from the text its objects hold."""
     global _lines_read
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
     lines = list(split_lines(text, first_line, end))
+    if text[:256].lstrip()[:1] == "{" and (unpacked := jsonlines.unpack(lines)) is not None:
+        lines = unpacked
+        text = "\n".join(raw for _, raw in lines)
     one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
     _lines_read += len(lines)
     if _HAS_CTRL_IN_LINE.search(text) is not None:  # most logs have nothing to clean
