@@ -80,8 +80,10 @@ _state: dict[str, Any] = {}
 def setup(settings: Settings) -> None:
     """Build this process's rules and redactor (a pool's initializer)."""
     from tracelens.incidents.redact import Redactor
+    from tracelens.read import logread
     from tracelens.rulebook.load import default_rules
 
+    logread.expect_many()
     if _state.get("settings") == settings:
         return
     _state.clear()
