@@ -233,6 +233,7 @@ _IMPORTS_OF_A_RUN = (
                 "rapidfuzz",
                 "typing_extensions",  # typing has dataclass_transform from Python 3.11
                 "shutil",  # only to fit a terminal's width
+                "json",  # only for a log of JSON lines
             },
         ),
         (

@@ -18,8 +18,6 @@ True
 
 from __future__ import annotations
 
-import json
-
 _TEXT_KEYS = ("log", "message", "msg", "MESSAGE", "textPayload")
 """Where the line's text is, by collector: docker/Fluentd, structured loggers, journald,
 Cloud Logging."""
@@ -34,6 +32,8 @@ def _entry(raw: str) -> dict | None:
     s = raw.strip()
     if not s.startswith("{"):
         return None
+    import json  # only for a log that starts with an object (most never do)
+
     try:
         obj = json.loads(s)
     except ValueError:
