@@ -474,3 +474,13 @@ def test_a_log_of_json_lines_is_read_from_the_text_they_hold():
     # a line that is not an object, in a log of objects, is kept as it is
     mixed = docker + "\nSegmentation fault (core dumped)"
     assert parse(mixed.encode()).records[-1].text == "Segmentation fault (core dumped)"
+
+
+def test_a_wrapper_keeps_the_indentation_of_the_lines_it_wraps():
+    from tracelens.engine import parse
+
+    lines = ["  0%|          | 0/1500 [00:00<?, ?it/s]" + _TB[0], *_TB[1:]]
+    doc = parse("\n".join("trainer-0 main " + t for t in lines).encode())
+    (tb,) = doc.tracebacks
+    assert (tb.exception.type, len(tb.frames)) == ("RuntimeError", 1)
+    assert doc.records[1].text == _TB[1]  # "  File ...": its two spaces kept

@@ -91,6 +91,8 @@ def learn(records: list[Record]) -> tuple[re.Pattern[str], list[str]] | None:
         if at <= 0 or rec.text[:at].isspace():
             continue
         common = _common(rec.text[:at], records[k + 1].text)
+        while len(common) > 1 and common[-1].isspace() and common[-2].isspace():
+            common.pop()  # one separator: more is the next line's indentation
         if any(t.isalnum() for t in common):  # not an exception group's "  | " or a box
             prefix = "".join(common)
             shapes.setdefault(_shape(common), "" if _TIME.search(prefix) else prefix.strip())
