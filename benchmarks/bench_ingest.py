@@ -12,7 +12,7 @@ preparing the stored incident: redaction and the stored document; writing the st
 seconds over all the logs. The load average is printed before and after: the machine is
 shared.
 
-    python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray]
+    python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray] [--profile]
 """
 
 from __future__ import annotations
@@ -150,12 +150,35 @@ def ray_start(repeat: int) -> float:
     return best
 
 
+def profile(count: int) -> None:
+    """A cProfile of the stages, one log at a time in this process, sorted by own time."""
+    import cProfile
+    import pstats
+
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        folder = work / "logs"
+        folder.mkdir()
+        logs = make_logs(folder, count)
+        prof = cProfile.Profile()
+        prof.enable()
+        stages(logs, work)
+        prof.disable()
+    pstats.Stats(prof).sort_stats("tottime").print_stats(45)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ray", action="store_true", help="also on local Ray (the ray extra)")
+    ap.add_argument(
+        "--profile", action="store_true", help="only a cProfile of the stages (by own time)"
+    )
     opts = ap.parse_args()
+    if opts.profile:
+        profile(opts.logs)
+        return
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; {cores} cores")
     with tempfile.TemporaryDirectory() as tmp:

@@ -222,3 +222,13 @@ def test_secrets_are_learned_from_all_sources_at_once_as_from_each(extra, missin
     learned = redactor.learned(sources)
     assert learned._forms == _learned_the_plain_way(redactor, sources)
     assert learned._forms  # secrets were found
+
+
+def test_a_process_that_ingests_reads_envelopes_combined_from_its_first_line():
+    from tracelens.fleet.work import Settings, setup
+    from tracelens.read import logread
+
+    setup(Settings())
+    assert logread._lines_read >= logread._COMBINE_AFTER
+    line = "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] boom"
+    assert logread._COMBINED.peel(line, 1) == logread.peel(line, 1)
