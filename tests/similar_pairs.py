@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 
 import yaml
+from corpus_expect import expected
 
 from tracelens.authoring.transforms import TRANSFORMS
 from tracelens.engine import diagnose
@@ -61,10 +62,7 @@ def rebuild(raw: bytes, envelope: str, digits: bool = True) -> bytes:
 
 
 def _expected_rule(log: Path) -> str | None:
-    exp = log.with_name(log.name[: -len(".log")] + ".expect.yaml")
-    if not exp.exists():
-        return None
-    return (yaml.safe_load(exp.read_text()) or {}).get("top_rule")
+    return expected(log).get("top_rule")
 
 
 @cache

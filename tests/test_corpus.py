@@ -7,8 +7,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-import yaml
-from corpus_expect import CORPUS, corpus_logs, expect_path, summarize
+from corpus_expect import CORPUS, corpus_logs, expect_path, expected, summarize
 
 from tracelens.engine import parse_path, report
 from tracelens.rulebook.load import default_rules
@@ -37,7 +36,7 @@ def test_corpus_is_large_enough():
 
 
 def _expect(log: Path) -> dict:
-    return yaml.safe_load(expect_path(log).read_text())
+    return expected(log)
 
 
 @pytest.mark.parametrize("log", LOGS, ids=[str(p.relative_to(CORPUS)) for p in LOGS])
