@@ -484,3 +484,43 @@ def test_a_wrapper_keeps_the_indentation_of_the_lines_it_wraps():
     (tb,) = doc.tracebacks
     assert (tb.exception.type, len(tb.frames)) == ("RuntimeError", 1)
     assert doc.records[1].text == _TB[1]  # "  File ...": its two spaces kept
+
+
+def _cut(lines: list[str], width: int) -> str:
+    return "\n".join(ln[i : i + width] for ln in lines for i in range(0, max(1, len(ln)), width))
+
+
+LONG_TB = [
+    "W1201 10:00:03.512000 4242 torch/distributed/elastic/multiprocessing/redirects.py:29] NOTE: Redirects are currently not supported in Windows or MacOs.",
+    "Traceback (most recent call last):",
+    '  File "/home/user/miniconda3/envs/train/lib/python3.10/site-packages/torch/distributed/run.py", line 919, in main',
+    "    run(args)",
+    "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+]
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_lines_a_console_cut_at_its_width_are_joined(width):
+    from tracelens.engine import parse
+
+    doc = parse(_cut(LONG_TB, width).encode())
+    (tb,) = doc.tracebacks
+    assert (tb.exception.type, tb.exception.message) == (
+        "torch.distributed.DistNetworkError",
+        LONG_TB[-1].split(": ", 1)[1],
+    )
+    assert tb.frames[0].file.endswith("torch/distributed/run.py")
+
+
+def test_long_lines_of_one_length_that_is_no_console_width_are_left_alone():
+    from tracelens.read.rewrap import join_cut_lines
+
+    # device-side assert lines of one thread each: the same length, not a cut
+    lines = [
+        (
+            n,
+            f"/pytorch/aten/src/ATen/native/cuda/Indexing.cu:1289: block: [{n},0,0], thread: [{n},0,0] Assertion `srcIndex < srcSelectDimSize` failed.",
+        )
+        for n in range(10, 40)
+    ]
+    assert join_cut_lines(lines) == lines

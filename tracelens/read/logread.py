@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tracelens.models import Record
-from tracelens.read import jsonlines, prefixes
+from tracelens.read import jsonlines, prefixes, rewrap
 from tracelens.read.combined import Combined
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
@@ -456,7 +456,8 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     the line separator, as for :func:`split_lines`. A line no envelope matches that starts
     with one of the log's :func:`host_labels` has it peeled as its stream, and prefixes the
     log shows to be wrappers (:mod:`tracelens.read.prefixes`) are peeled too. A log of JSON
-    lines (:mod:`tracelens.read.jsonlines`) is read from the text its objects hold."""
+    lines (:mod:`tracelens.read.jsonlines`) is read from the text its objects hold, and lines
+    a console cut at its width are joined again (:mod:`tracelens.read.rewrap`)."""
     global _lines_read
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
@@ -464,6 +465,7 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     if text[:256].lstrip()[:1] == "{" and (unpacked := jsonlines.unpack(lines)) is not None:
         lines = unpacked
         text = "\n".join(raw for _, raw in lines)
+    lines = rewrap.join_cut_lines(lines)
     one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
     _lines_read += len(lines)
     if _HAS_CTRL_IN_LINE.search(text) is not None:  # most logs have nothing to clean

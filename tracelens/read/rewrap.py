@@ -1,0 +1,48 @@
+"""Lines a terminal or a mail/ticket system cut at a fixed width, joined again.
+
+A log copied from a console that wraps (``tmux capture-pane`` without ``-J``, the Windows
+console, a fixed-width export) has every line longer than the width cut into pieces of exactly
+that width: a traceback's ``File`` lines, the exception message and the logger headers are
+split, and what a rule looks for is no longer on one line. Such a log shows its width: no line
+is longer, and a large share of its long lines are exactly that long, with different texts.
+Those lines are joined to the line after them.
+
+>>> lines = [(1, "x" * 10), (2, "ValueError: " + "a" * 68), (3, "bc"), (4, "  File " + "p" * 73), (5, "q")]
+>>> lines += [(6, "y" * 80), (7, "end")]
+>>> [(n, len(t)) for n, t in join_cut_lines(lines)]
+[(1, 10), (2, 82), (4, 81), (6, 83)]
+"""
+
+from __future__ import annotations
+
+_WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 240})
+"""Console widths a cut log is seen at (the classic 80 and 132 columns, the common window and
+export widths): a log whose longest lines happen to share another length is left alone."""
+
+
+def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """``lines`` with the pieces of each line cut at the log's width joined, when the log
+    shows one: at least 2 different lines of exactly the longest length, a console width
+    (:data:`_WIDTHS`), and a third of the lines longer than half of it. A joined line keeps its first number."""
+    if len(lines) < 4:
+        return lines
+    width = max(len(raw) for _, raw in lines)
+    if width not in _WIDTHS:
+        return lines
+    full = [raw for _, raw in lines if len(raw) == width]
+    longish = sum(1 for _, raw in lines if len(raw) > width // 2)
+    if len(set(full)) < 2 or len(full) * 3 < longish:
+        return lines
+    out: list[tuple[int, str]] = []
+    first: int | None = None
+    parts: list[str] = []
+    for n, raw in lines:
+        if first is None:
+            first = n
+        parts.append(raw)
+        if len(raw) != width:
+            out.append((first, "".join(parts)))
+            first, parts = None, []
+    if parts and first is not None:
+        out.append((first, "".join(parts)))
+    return out
