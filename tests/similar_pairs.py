@@ -24,6 +24,9 @@ from tracelens.models import Report
 
 ROOT = Path(__file__).resolve().parent.parent
 PAIRS = ROOT / "tests" / "data" / "similar_pairs.yaml"
+REDACTOR = Redactor()
+"""The built-in patterns, compiled once for every log saved here (a redactor is not changed by
+use: what it learns from a report goes into a copy)."""
 NVLS = ROOT / "corpus/incidents/heldout-r1-nccl-nvls-invalid-argument.log"
 NVLS_TWIN = ROOT / "rules/nccl/nvls-multicast-failed.example.log"
 """The issue's case: a corpus NVLS log and its twin, the rule's example (another NCCL, torch)."""
@@ -133,7 +136,7 @@ def diagnosed(items: tuple[Item, ...]) -> tuple[list[Seen], list[str]]:
         if q is None:
             notes.append(f"{it.name}: no failure, left out")
             continue
-        fields = incident_fields(rep, Redactor().learned(report_sources(rep)))
+        fields = incident_fields(rep, REDACTOR.learned(report_sources(rep)))
         assert fields is not None
         top = rep.diagnoses[0].rule_id if rep.diagnoses else None
         if it.group != it.name and top != it.rule:
@@ -154,8 +157,8 @@ def nvls_store(path: Path, resolve: bool = True, note: str = "NCCL_NVLS_ENABLE=0
     """A store of the NVLS twin and unrelated incidents; returns the twin's id."""
     store = Store(path)
     for log in UNRELATED:
-        save(store, diagnose(log.read_bytes()), Redactor(), log.name)
-    rec = save(store, diagnose(NVLS_TWIN.read_bytes()), Redactor(), NVLS_TWIN.name)
+        save(store, diagnose(log.read_bytes()), REDACTOR, log.name)
+    rec = save(store, diagnose(NVLS_TWIN.read_bytes()), REDACTOR, NVLS_TWIN.name)
     assert rec is not None
     if resolve:
         store.resolve(rec.incident_id, None, note)

@@ -8,7 +8,16 @@ import json
 import shutil
 
 import pytest
-from similar_pairs import NVLS, Seen, diagnosed, load, nvls_store, pair_score, pairs
+from similar_pairs import (
+    NVLS,
+    REDACTOR,
+    Seen,
+    diagnosed,
+    load,
+    nvls_store,
+    pair_score,
+    pairs,
+)
 
 from tracelens.cli import main
 from tracelens.engine import diagnose
@@ -43,7 +52,7 @@ def corpus_store(tmp_path_factory, seen):
     store = Store(path)
     ids = {}
     for s in seen.values():
-        rec = save(store, s.report, Redactor(), s.item.name)
+        rec = save(store, s.report, REDACTOR, s.item.name)
         assert rec is not None
         ids[s.item.name] = rec.incident_id
     store.close()
