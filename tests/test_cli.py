@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from tracelens.cli import main
 
@@ -17,6 +18,8 @@ HEALTHY = sorted((ROOT / "corpus" / "healthy").glob("*.log"))
 
 
 def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    """``tracelens ARGS`` as a process: for what only a process shows (its exit status, a
+    pipe on stdin or stdout)."""
     return subprocess.run(
         [sys.executable, "-m", "tracelens", *args],
         input=stdin,
@@ -26,8 +29,16 @@ def run(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess:
     )
 
 
+def invoke(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    """``tracelens ARGS`` in this process (click's CliRunner streams, stdin not a terminal),
+    with what ``run`` gives: the code main() returns, stdout and stderr as bytes."""
+    with CliRunner().isolation(input=stdin) as (out, err, _):
+        code = main(list(args))
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
 def test_diagnose_json_contract():
-    p = run("diagnose", str(SEED), "--format", "json")
+    p = invoke("diagnose", str(SEED), "--format", "json")
     assert p.returncode == 0, p.stderr
     data = json.loads(p.stdout)
     assert isinstance(data["diagnoses"], list) and data["diagnoses"]
@@ -50,8 +61,8 @@ def test_diagnose_json_contract():
 
 
 def test_diagnose_stdin_same_as_file():
-    a = run("diagnose", str(SEED), "--format", "json")
-    b = run("diagnose", "-", "--format", "json", stdin=SEED.read_bytes())
+    a = invoke("diagnose", str(SEED), "--format", "json")
+    b = run("diagnose", "-", "--format", "json", stdin=SEED.read_bytes())  # a real pipe
     # commands name the log that was read; from a pipe there is no file name to name
     da = json.loads(a.stdout.decode().replace(str(SEED), "crash.log"))
     db = json.loads(b.stdout)
@@ -60,10 +71,10 @@ def test_diagnose_stdin_same_as_file():
 
 @pytest.mark.parametrize("log", HEALTHY[:2], ids=[p.name for p in HEALTHY[:2]])
 def test_healthy_log_gives_empty_diagnoses(log):
-    p = run("diagnose", str(log), "--format", "json")
+    p = invoke("diagnose", str(log), "--format", "json")
     assert p.returncode == 0
     assert json.loads(p.stdout)["diagnoses"] == []
-    text = run("diagnose", str(log))
+    text = invoke("diagnose", str(log))
     assert b"Nothing is wrong" in text.stdout or b"No known failure" in text.stdout
 
 
@@ -81,14 +92,14 @@ def test_healthy_log_gives_empty_diagnoses(log):
     ],
 )
 def test_usage_and_input_errors_exit_2_with_one_line(args, needle):
-    p = run(*args)
+    p = invoke(*args)
     assert p.returncode == 2
     assert needle in p.stderr
     assert b"Traceback" not in p.stderr
 
 
 def test_empty_input_is_healthy():
-    p = run("diagnose", "-", "--format", "json", stdin=b"")
+    p = invoke("diagnose", "-", "--format", "json", stdin=b"")
     assert p.returncode == 0
     assert json.loads(p.stdout)["diagnoses"] == []
 
@@ -122,7 +133,7 @@ def test_a_reader_that_stops_early_is_no_error():
 
 
 def test_fail_on_healthy_exits_0():
-    assert run("diagnose", str(HEALTHY[0]), "--fail-on", "warning").returncode == 0
+    assert invoke("diagnose", str(HEALTHY[0]), "--fail-on", "warning").returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -181,7 +192,7 @@ def test_rules_lint_reports_every_problem(tmp_path, capsys):
 
 def test_no_args_on_a_terminal_is_a_usage_error():
     # stdin is not a tty under pytest: '-' is read and is empty, which is healthy
-    p = run("diagnose", stdin=b"")
+    p = invoke("diagnose", stdin=b"")
     assert p.returncode == 0
 
 
@@ -195,7 +206,7 @@ def test_no_args_on_a_terminal_is_a_usage_error():
     ],
 )
 def test_usage_errors_are_one_line(args):
-    p = run(*args)
+    p = invoke(*args)
     assert p.returncode == 2
     assert len(p.stderr.decode().strip().splitlines()) == 1, p.stderr
 
