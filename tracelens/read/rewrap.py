@@ -4,7 +4,8 @@ A log copied from a console that wraps (``tmux capture-pane`` without ``-J``, th
 console, a fixed-width export) has every line longer than the width cut into pieces of exactly
 that width: a traceback's ``File`` lines, the exception message and the logger headers are
 split, and what a rule looks for is no longer on one line. Such a log shows its width: no line
-is longer, and a large share of its long lines are exactly that long, with different texts.
+is longer, and many more lines are exactly that long (with different texts) than of any length
+a little shorter.
 Those lines are joined to the line after them.
 
 >>> lines = [(1, "x" * 10), (2, "ValueError: " + "a" * 68), (3, "bc"), (4, "  File " + "p" * 73), (5, "q")]
@@ -23,16 +24,19 @@ export widths): a log whose longest lines happen to share another length is left
 def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``lines`` with the pieces of each line cut at the log's width joined, when the log
     shows one: at least 2 different lines of exactly the longest length, a console width
-    (:data:`_WIDTHS`), and a third of the lines longer than half of it. A joined line keeps its first number."""
+    (:data:`_WIDTHS`), and at least three times as many lines of that length as of each length
+    a little shorter on average (80-99 % of it: lines that end where their text ends spread
+    over every length). A joined line keeps its first number."""
     if len(lines) < 4:
         return lines
     width = max(len(raw) for _, raw in lines)
     if width not in _WIDTHS:
         return lines
     full = [raw for _, raw in lines if len(raw) == width]
-    longish = sum(1 for _, raw in lines if len(raw) > width // 2)
-    if len(set(full)) < 2 or len(full) * 3 < longish:
-        return lines
+    low = width * 4 // 5
+    near = sum(1 for _, raw in lines if low <= len(raw) < width)
+    if len(set(full)) < 2 or len(full) * (width - low) < 3 * near:
+        return lines  # not a spike at the width: lines that end where their text ends
     out: list[tuple[int, str]] = []
     first: int | None = None
     parts: list[str] = []
