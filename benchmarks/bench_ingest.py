@@ -12,7 +12,7 @@ preparing the stored incident: redaction and the stored document; writing the st
 seconds over all the logs. The load average is printed before and after: the machine is
 shared.
 
-    python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray] [--profile]
+    python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray] [--profile] [--stages-only]
 """
 
 from __future__ import annotations
@@ -175,6 +175,9 @@ def main() -> None:
     ap.add_argument(
         "--profile", action="store_true", help="only a cProfile of the stages (by own time)"
     )
+    ap.add_argument(
+        "--stages-only", action="store_true", help="only the stages, not the ingest commands"
+    )
     opts = ap.parse_args()
     if opts.profile:
         profile(opts.logs)
@@ -196,13 +199,13 @@ def main() -> None:
                 (f"--ray (all {cores} cores)", ["--ray"]),
             ]
         print(f"best of {opts.repeat}:")
-        for name, args in configs:
+        for name, args in [] if opts.stages_only else configs:
             wall, cpu, summary = run(args, folder, work, opts.repeat)
             print(
                 f"  {name:22} {len(logs) / wall:7.1f} logs/s  wall {wall:6.2f} s  "
                 f"cpu {cpu:6.2f} s   ({summary.split(' (')[0]})"
             )
-        if opts.ray:
+        if opts.ray and not opts.stages_only:
             print(f"  local Ray start and shutdown alone: {ray_start(opts.repeat):.2f} s")
             print("Ray Data map alone (Ray already started), best of", opts.repeat)
             for workers, wall in ray_curve(logs, cores or 1, opts.repeat):

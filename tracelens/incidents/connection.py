@@ -35,6 +35,16 @@ class Database:
         for row in cursor:
             yield dict(zip(names, row))
 
+    def insert(self, table: str, row: dict[str, Any]) -> int:
+        """Insert one row and return its rowid (plain SQL: sqlite-utils' insert reads the
+        table's columns first, once a row)."""
+        names = ", ".join(f"[{name}]" for name in row)
+        marks = ", ".join("?" * len(row))
+        sql = f"INSERT INTO [{table}] ({names}) VALUES ({marks})"
+        rowid = self.conn.execute(sql, list(row.values())).lastrowid
+        assert rowid is not None  # an insert into a rowid table always has its key
+        return rowid
+
     @cached_property
     def full(self) -> sqlite_utils.Database:
         """sqlite-utils' Database (imported now)."""

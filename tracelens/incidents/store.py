@@ -317,7 +317,7 @@ class Store:
                     return Recorded(int(seen[0]), int(seen[1]), False, duplicate=True)
             row = self.db.execute(*queries.by_fingerprint(fingerprint)).fetchone()
             if row is None:
-                incident_id = self._insert(
+                incident_id = self.db.insert(
                     "incidents",
                     {
                         "fingerprint": fingerprint,
@@ -342,7 +342,7 @@ class Store:
                     [seen_at, incident_id],
                 )
                 new = False
-            occ = self._insert(
+            occ = self.db.insert(
                 "occurrences",
                 {
                     "incident_id": incident_id,
@@ -357,24 +357,13 @@ class Store:
                 },
             )
             if blob is not None and len(blob) <= DOCUMENT_LIMIT:
-                self._insert("documents", {"occurrence_id": occ, "data": blob})
+                self.db.insert("documents", {"occurrence_id": occ, "data": blob})
                 self.db.execute(
                     "DELETE FROM documents WHERE occurrence_id IN (SELECT id FROM occurrences"
                     " WHERE incident_id = ? ORDER BY seen_at DESC, id DESC LIMIT -1 OFFSET ?)",
                     [incident_id, DOCUMENTS_KEPT],
                 )
         return Recorded(int(incident_id), occ, new)
-
-    def _insert(self, table: str, row: dict[str, Any]) -> int:
-        """Insert one row (plain SQL: sqlite-utils' insert reads the table's columns first,
-        once a row) and return its rowid."""
-        names = ", ".join(f"[{name}]" for name in row)
-        marks = ", ".join("?" * len(row))
-        cursor = self.db.execute(
-            f"INSERT INTO [{table}] ({names}) VALUES ({marks})", list(row.values())
-        )
-        assert cursor.lastrowid is not None  # an insert into a rowid table always has its key
-        return cursor.lastrowid
 
     def resolve(self, incident_id: int, remedy: str | None, note: str | None) -> None:
         self._require(incident_id)
