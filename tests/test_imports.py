@@ -50,7 +50,7 @@ def built(tmp_path_factory):
 
     def run(log: Path) -> dict[str, int]:
         if log not in seen:
-            out = subprocess.run(
+            out = subprocess.run(  # (building the user's rule index builds none of them)
                 [sys.executable, "-c", _BUILT_AFTER_A_RUN, str(log), *TABLES],
                 capture_output=True,
                 text=True,
