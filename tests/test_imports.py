@@ -38,13 +38,16 @@ _BUILT_AFTER_A_RUN = (
     "for table in sys.argv[2:]:\n"
     "    module, name = table.split(':')\n"
     "    built[table] = getattr(importlib.import_module(module), name).cache_info().currsize\n"
+    "for module in ('tracelens.rulebook.nearest',):\n"
+    "    built[module] = int(module in sys.modules)\n"
     "print(json.dumps({'code': code, 'built': built}))"
 )
 
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
-    """How many entries of each table a diagnose of ``log`` built, in a fresh process."""
+    """How many entries of each table a diagnose of ``log`` built, in a fresh process (for a
+    module: 1 when it was imported)."""
     env = {**os.environ, "TRACELENS_DB": str(tmp_path_factory.mktemp("db") / "none.db")}
     seen: dict[Path, dict[str, int]] = {}
 
@@ -75,12 +78,14 @@ def built(tmp_path_factory):
         (SEED, "tracelens.rulebook.unrecognized:_by_type", False),
         (SEED, "tracelens.rulebook.unrecognized:_by_words", False),
         (SEED, "tracelens.parse.normalize:_normalizers", False),
+        (SEED, "tracelens.rulebook.nearest", False),  # the module, not imported
         # a failure line (the OOM killer's): the shapes up to the one it matches
         (KILLED, "tracelens.read.failures:_shape_regex", True),
         # a failure no rule knows: its category guessed from its type, the nearest known
         # failures found by its normalized message
         (UNRECOGNIZED, "tracelens.rulebook.unrecognized:_by_type", True),
         (UNRECOGNIZED, "tracelens.parse.normalize:_normalizers", True),
+        (UNRECOGNIZED, "tracelens.rulebook.nearest", True),
     ],
     ids=lambda v: v.name if isinstance(v, Path) else str(v),
 )

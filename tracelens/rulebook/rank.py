@@ -15,7 +15,6 @@ from tracelens.rulebook.conditions import Context, compiled
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule
-from tracelens.rulebook.nearest import THRESHOLD, index, nearest
 from tracelens.rulebook.origin import Wrappers, find_failures, run_span
 from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
 from tracelens.rulebook.unrecognized import explains, settle
@@ -169,15 +168,21 @@ def evaluate(
         )
     out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], d.rule_id))
     out = _drop_restatements(out)
-    out = settle(doc, out, failures, lambda o: nearest(o, _known(ruleset, exclude)), THRESHOLD)
+    out = settle(doc, out, failures, lambda o: _nearest(o, ruleset, exclude))
     calibrate(out, bool(out) and origin is not None and explains(out[0], origin))
     return out
 
 
-def _known(ruleset: RuleSet, exclude: frozenset[str]):
-    """The nearest-failure index (read only when a failure is unrecognized), less ``exclude``."""
+def _nearest(origin, ruleset: RuleSet, exclude: frozenset[str]):
+    """The known failures nearest an unrecognized failure (from the nearest-failure index, less
+    ``exclude``) and the score from which the nearest names its category; the module and its
+    index are loaded only for such a failure."""
+    from tracelens.rulebook.nearest import THRESHOLD, index, nearest
+
     known = index(ruleset)
-    return [e for e in known if e.rule_id not in exclude] if exclude else known
+    if exclude:
+        known = [e for e in known if e.rule_id not in exclude]
+    return nearest(origin, known), THRESHOLD
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:

@@ -13,10 +13,13 @@ from __future__ import annotations
 import re
 import urllib.parse
 from functools import cache
+from typing import TYPE_CHECKING
 
 from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
-from tracelens.rulebook.nearest import Near
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
+
+if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
+    from tracelens.rulebook.nearest import Near
 
 RULE_ID = "unrecognized"
 _SAY_RESEMBLES = 70.0
@@ -338,11 +341,10 @@ def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
     )
 
 
-def settle(
-    doc: Document, diags: list[Diagnosis], failures: Failures, near_fn, threshold: float
-) -> list[Diagnosis]:
+def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -> list[Diagnosis]:
     """The final list: refused requests and recovered failures downgraded, an unrecognized
-    failure named, symptoms pointed at the origin."""
+    failure named, symptoms pointed at the origin. ``near_fn(origin)``: the known failures
+    nearest it and the score from which the nearest names its category."""
     origin, recovered = failures.origin, failures.recovered
     if origin is None:
         for d in diags:
@@ -386,7 +388,8 @@ def settle(
         return diags
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
-    un = unrecognized(origin, near_fn(origin), threshold, log_file)
+    near, threshold = near_fn(origin)
+    un = unrecognized(origin, near, threshold, log_file)
     what = _short(origin.text)
     for d in diags:
         if d.secondary:
