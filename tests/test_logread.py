@@ -524,3 +524,15 @@ def test_long_lines_of_one_length_that_is_no_console_width_are_left_alone():
         for n in range(10, 40)
     ]
     assert join_cut_lines(lines) == lines
+
+
+def test_a_box_drawn_to_the_console_width_is_not_a_cut_line():
+    from tracelens.read.rewrap import join_cut_lines
+
+    box = [
+        (1, "╭" + "─" * 98 + "╮"),
+        *((n, "│ " + f"frame {n}".ljust(96) + " │") for n in range(2, 9)),
+        (9, "╰" + "─" * 98 + "╯"),
+    ]
+    lines = [*box, (10, "RuntimeError: boom")]
+    assert join_cut_lines(lines) == lines

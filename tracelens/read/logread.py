@@ -397,52 +397,6 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
     return text
 
 
-_LABEL = re.compile(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
-"""A line starting with a name and ``": "``: a host label (``pdsh``, ``parallel --tag``,
-``ansible``) or an exception, a logger, a compiler's ``note:``."""
-_NOT_A_HOST = re.compile(
-    r"(?i:error|exception|warning|warn|exit|interrupt|iteration|fault|failed)$"
-    r"|^(?:python[\d.]*|pip\d*|collect2|nvcc|ld|gcc[\w.-]*|g\+\+|clang[\w.-]*|cc1\w*)$"
-    r"|\.[A-Z][^.]*$"
-)
-"""Names that are not hosts: exception classes (``torch._dynamo.exc.Unsupported``: a dotted
-name whose last part is capitalized), tools that print their name first."""
-
-
-def host_labels(text: str) -> re.Pattern[str] | None:
-    """The host labels that start this log's lines, when it has them, as one regex.
-
-    A launcher that runs a command on many machines (``pdsh``, DeepSpeed's multi-node runner,
-    ``parallel --tag``) puts the machine's name before each of its lines. Names ending in
-    ``-<digits>`` or addresses are an envelope of their own (``pdsh-host``); any other name
-    (``node1``, ``gpu-b``, ``worker.cluster.local``) is taken as a label only when the log
-    shows it to be one: a name with a digit, a hyphen or a dot that is not an exception, on
-    at least two lines, the names together starting at least 3 lines (or every line of a
-    shorter log) and 30 % of them.
-
-    >>> host_labels("node1: Traceback (most recent call last):\\nnode1:   File \\"a.py\\"\\n"
-    ...             "node2: RuntimeError: boom\\nnode2: RuntimeError: boom\\n").pattern
-    '(?:node1|node2): '
-    >>> host_labels("torch._dynamo.exc.Unsupported: x\\ntorch._dynamo.exc.Unsupported: y\\n") is None
-    True
-    """
-    if ": " not in text:
-        return None
-    counts: dict[str, int] = {}
-    for name in _LABEL.findall(text):
-        counts[name] = counts.get(name, 0) + 1
-    names = sorted(
-        n
-        for n, c in counts.items()
-        if c >= 2 and any(ch.isdigit() or ch in "-." for ch in n) and not _NOT_A_HOST.search(n)
-    )
-    covered = sum(counts[n] for n in names)
-    lines = text.count("\n") + (not text.endswith("\n"))
-    if covered < min(3, lines) or covered < 0.3 * lines:
-        return None
-    return re.compile("(?:" + "|".join(map(re.escape, names)) + "): ")
-
-
 _ESCAPED_ANSI = re.compile(r"#033\[[0-?]*[ -/]*[@-~]")
 """A colour sequence as syslog daemons store it, the escape character written ``#033``."""
 _MAYBE_WRAPPED = re.compile(
@@ -454,8 +408,9 @@ _MAYBE_WRAPPED = re.compile(
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
     the line separator, as for :func:`split_lines`. A line no envelope matches that starts
-    with one of the log's :func:`host_labels` has it peeled as its stream, and prefixes the
-    log shows to be wrappers (:mod:`tracelens.read.prefixes`) are peeled too. A log of JSON
+    with one of the log's host labels (:func:`prefixes.host_labels`) has it peeled as its
+    stream, and prefixes the log shows to be wrappers (:mod:`tracelens.read.prefixes`) are
+    peeled too. A log of JSON
     lines (:mod:`tracelens.read.jsonlines`) is read from the text its objects hold, and lines
     a console cut at its width are joined again (:mod:`tracelens.read.rewrap`)."""
     global _lines_read
@@ -470,31 +425,14 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     _lines_read += len(lines)
     if _HAS_CTRL_IN_LINE.search(text) is not None:  # most logs have nothing to clean
         lines = [(n, clean(raw)) for n, raw in lines]
-    labels = host_labels(text)
+    labels = prefixes.host_labels(text)
     if labels is None:
         records = [one(raw, n) for n, raw in lines]
     else:
-        records = [_labelled(one, labels, raw, n) for n, raw in lines]
+        records = [prefixes.labelled(one, labels, raw, n) for n, raw in lines]
     if _MAYBE_WRAPPED.search(text) is None:
         return records
     return prefixes.unwrap(records, one)
-
-
-def _labelled(one, labels: re.Pattern[str], raw: str, n: int) -> Record:
-    rec = one(raw, n)
-    if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
-        return rec  # an envelope was peeled, or no label
-    inner = one(raw[m.end() :], n)
-    host = m.group()[:-2]
-    stream = f"{host} / {inner.stream}" if inner.stream else host
-    return Record(
-        line=n,
-        text=inner.text,
-        stream=stream,
-        level=inner.level,
-        time=inner.time,
-        source=inner.source,
-    )
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:

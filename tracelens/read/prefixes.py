@@ -1,4 +1,5 @@
-"""Line prefixes that a log's own lines show to be wrappers, when no envelope knows them.
+"""Line prefixes that a log's own lines show to be wrappers, when no envelope knows them:
+host labels a launcher repeats (:func:`host_labels`) and collectors' prefixes (:func:`unwrap`).
 
 Logs reach tracelens through many collectors, each with its own line prefix: ``stern``'s
 ``pod container``, Loki's labels, ``aws logs tail``'s stream name, Airflow's task-log header,
@@ -133,3 +134,70 @@ def unwrap(records: list[Record], peel: Callable[[str, int], Record]) -> list[Re
             )
         )
     return out
+
+
+_LABEL = re.compile(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
+"""A line starting with a name and ``": "``: a host label (``pdsh``, ``parallel --tag``,
+``ansible``) or an exception, a logger, a compiler's ``note:``."""
+_NOT_A_HOST = re.compile(
+    r"(?i:error|exception|warning|warn|exit|interrupt|iteration|fault|failed)$"
+    r"|^(?:python[\d.]*|pip\d*|collect2|nvcc|ld|gcc[\w.-]*|g\+\+|clang[\w.-]*|cc1\w*)$"
+    r"|\.[A-Z][^.]*$"
+)
+"""Names that are not hosts: exception classes (``torch._dynamo.exc.Unsupported``: a dotted
+name whose last part is capitalized), tools that print their name first."""
+
+
+def host_labels(text: str) -> re.Pattern[str] | None:
+    """The host labels that start this log's lines, when it has them, as one regex.
+
+    A launcher that runs a command on many machines (``pdsh``, DeepSpeed's multi-node runner,
+    ``parallel --tag``) puts the machine's name before each of its lines. Names ending in
+    ``-<digits>`` or addresses are an envelope of their own (``pdsh-host``); any other name
+    (``node1``, ``gpu-b``, ``worker.cluster.local``) is taken as a label only when the log
+    shows it to be one: a name with a digit, a hyphen or a dot that is not an exception, on
+    at least two lines, the names together starting at least 3 lines (or every line of a
+    shorter log) and 30 % of them.
+
+    >>> host_labels("node1: Traceback (most recent call last):\\nnode1:   File \\"a.py\\"\\n"
+    ...             "node2: RuntimeError: boom\\nnode2: RuntimeError: boom\\n").pattern
+    '(?:node1|node2): '
+    >>> host_labels("torch._dynamo.exc.Unsupported: x\\ntorch._dynamo.exc.Unsupported: y\\n") is None
+    True
+    """
+    if ": " not in text:
+        return None
+    counts: dict[str, int] = {}
+    for name in _LABEL.findall(text):
+        counts[name] = counts.get(name, 0) + 1
+    names = sorted(
+        n
+        for n, c in counts.items()
+        if c >= 2 and any(ch.isdigit() or ch in "-." for ch in n) and not _NOT_A_HOST.search(n)
+    )
+    covered = sum(counts[n] for n in names)
+    lines = text.count("\n") + (not text.endswith("\n"))
+    if covered < min(3, lines) or covered < 0.3 * lines:
+        return None
+    return re.compile("(?:" + "|".join(map(re.escape, names)) + "): ")
+
+
+def labelled(
+    one: Callable[[str, int], Record], labels: re.Pattern[str], raw: str, n: int
+) -> Record:
+    """A line peeled as usual, or, when no envelope matched and it starts with a host label,
+    with the label as its stream and the envelopes after the label peeled."""
+    rec = one(raw, n)
+    if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
+        return rec  # an envelope was peeled, or no label
+    inner = one(raw[m.end() :], n)
+    host = m.group()[:-2]
+    stream = f"{host} / {inner.stream}" if inner.stream else host
+    return Record(
+        line=n,
+        text=inner.text,
+        stream=stream,
+        level=inner.level,
+        time=inner.time,
+        source=inner.source,
+    )

@@ -21,6 +21,15 @@ _WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 240})
 export widths): a log whose longest lines happen to share another length is left alone."""
 
 
+_BORDERS = frozenset("│┃║|╮╯┐┘┓┛╗╝+")
+"""Last characters of a box drawn to the full width (rich tracebacks, tables): such a line ends
+where it was meant to, it was not cut."""
+
+
+def _cut(raw: str, width: int) -> bool:
+    return len(raw) == width and raw[-1] not in _BORDERS
+
+
 def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``lines`` with the pieces of each line cut at the log's width joined, when the log
     shows one: at least 2 different lines of exactly the longest length, a console width
@@ -32,7 +41,7 @@ def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     width = max(len(raw) for _, raw in lines)
     if width not in _WIDTHS:
         return lines
-    full = [raw for _, raw in lines if len(raw) == width]
+    full = [raw for _, raw in lines if _cut(raw, width)]
     low = width * 4 // 5
     near = sum(1 for _, raw in lines if low <= len(raw) < width)
     if len(set(full)) < 2 or len(full) * (width - low) < 3 * near:
@@ -44,7 +53,7 @@ def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
         if first is None:
             first = n
         parts.append(raw)
-        if len(raw) != width:
+        if not _cut(raw, width):
             out.append((first, "".join(parts)))
             first, parts = None, []
     if parts and first is not None:
