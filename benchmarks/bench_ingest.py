@@ -112,6 +112,27 @@ def stages(logs: list[Path], work: Path) -> dict[str, float]:
     return spent
 
 
+def pool_split(logs: list[Path], work: Path, jobs: int = 2) -> tuple[float, float, float]:
+    """(CPU seconds of this process, of its pool workers, wall seconds) of diagnosing the logs
+    on a pool of ``jobs`` and merging them into a fresh store: what the one process that
+    writes the store spends beside its workers."""
+    from tracelens.fleet.pool import diagnose_all, merge
+    from tracelens.fleet.work import Settings
+    from tracelens.incidents.store import Store
+    from tracelens.rulebook.load import default_rules
+
+    default_rules(())  # as the command loads them before forking
+    store = Store(work / "pool.db")
+    self0, kids0 = resource.getrusage(resource.RUSAGE_SELF), children_cpu()
+    t0 = time.perf_counter()
+    merge(store, diagnose_all([str(p) for p in logs], Settings(), jobs), recount=True)
+    wall = time.perf_counter() - t0
+    self1 = resource.getrusage(resource.RUSAGE_SELF)
+    store.close()
+    own = self1.ru_utime + self1.ru_stime - self0.ru_utime - self0.ru_stime
+    return own, children_cpu() - kids0, wall
+
+
 def ray_curve(logs: list[Path], cores: int, repeat: int) -> list[tuple[int, float]]:
     """(workers, best wall seconds) of the Ray Data map alone over the logs, on a local Ray
     started once with every core (start-up not counted)."""
@@ -210,6 +231,11 @@ def main() -> None:
             print("Ray Data map alone (Ray already started), best of", opts.repeat)
             for workers, wall in ray_curve(logs, cores or 1, opts.repeat):
                 print(f"  {workers} worker(s) {len(logs) / wall:7.1f} logs/s  wall {wall:6.2f} s")
+        if opts.stages_only:
+            own, kids, wall = pool_split(logs, work)
+            print(
+                f"pool of 2: this process {own:.2f} s CPU, workers {kids:.2f} s, wall {wall:.2f} s"
+            )
         spent = stages(logs, work)
         total = sum(spent.values())
         print(f"stages, one process, CPU seconds over {len(logs)} logs ({total:.2f} s in all):")
