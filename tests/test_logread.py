@@ -536,3 +536,18 @@ def test_a_box_drawn_to_the_console_width_is_not_a_cut_line():
     ]
     lines = [*box, (10, "RuntimeError: boom")]
     assert join_cut_lines(lines) == lines
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: f"step {n:>5} " + "y" * 108,  # generated lines of one length
+        lambda n: f"INFO 01-20 13:0{n % 10}:00 [core.py:{n:>3}] " + "x" * 86,  # a logger's
+    ],
+)
+def test_whole_lines_that_share_a_console_width_are_not_joined(make):
+    from tracelens.read.rewrap import join_cut_lines
+
+    lines = [(n, make(n)) for n in range(1, 60)]
+    assert {len(t) for _, t in lines} == {120}
+    assert join_cut_lines(lines) == lines

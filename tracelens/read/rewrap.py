@@ -16,6 +16,8 @@ Those lines are joined to the line after them.
 
 from __future__ import annotations
 
+import re
+
 _WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 240})
 """Console widths a cut log is seen at (the classic 80 and 132 columns, the common window and
 export widths): a log whose longest lines happen to share another length is left alone."""
@@ -26,6 +28,16 @@ _BORDERS = frozenset("│┃║|╮╯┐┘┓┛╗╝+")
 where it was meant to, it was not cut."""
 
 
+_DIGITS = re.compile(r"\d+")
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def _shape(raw: str) -> str:
+    """How a line starts, digits and words made alike: ``INFO 01-20 13:0`` and
+    ``INFO 01-21 09:0`` start alike, a cut line's rest (``dels/new', te``) does not."""
+    return _LETTERS.sub("a", _DIGITS.sub("0", raw[:14]))
+
+
 def _cut(raw: str, width: int) -> bool:
     return len(raw) == width and raw[-1] not in _BORDERS
 
@@ -33,19 +45,25 @@ def _cut(raw: str, width: int) -> bool:
 def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``lines`` with the pieces of each line cut at the log's width joined, when the log
     shows one: at least 2 different lines of exactly the longest length, a console width
-    (:data:`_WIDTHS`), and at least three times as many lines of that length as of each length
+    (:data:`_WIDTHS`), at least three times as many lines of that length as of each length
     a little shorter on average (80-99 % of it: lines that end where their text ends spread
-    over every length). A joined line keeps its first number."""
+    over every length), and most of them followed by a line that does not start as they do
+    (the rest of a cut line, not the next line of a log whose lines share one length). A joined line keeps its first number."""
     if len(lines) < 4:
         return lines
     width = max(len(raw) for _, raw in lines)
     if width not in _WIDTHS:
         return lines
-    full = [raw for _, raw in lines if _cut(raw, width)]
+    full = [k for k, (_, raw) in enumerate(lines) if _cut(raw, width)]
     low = width * 4 // 5
     near = sum(1 for _, raw in lines if low <= len(raw) < width)
-    if len(set(full)) < 2 or len(full) * (width - low) < 3 * near:
+    if len({lines[k][1] for k in full}) < 2 or len(full) * (width - low) < 3 * near:
         return lines  # not a spike at the width: lines that end where their text ends
+    starts = sum(
+        1 for k in full if k + 1 < len(lines) and _shape(lines[k + 1][1]) == _shape(lines[k][1])
+    )
+    if 3 * starts > len(full):
+        return lines  # the lines after them start as they do: whole lines of one length
     out: list[tuple[int, str]] = []
     first: int | None = None
     parts: list[str] = []
