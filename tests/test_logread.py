@@ -541,7 +541,7 @@ def test_a_box_drawn_to_the_console_width_is_not_a_cut_line():
 @pytest.mark.parametrize(
     "make",
     [
-        lambda n: f"step {n:>5} " + "y" * 108,  # generated lines of one length
+        lambda n: f"step {n:>5} " + "y" * 109,  # generated lines of one length
         lambda n: f"INFO 01-20 13:0{n % 10}:00 [core.py:{n:>3}] " + "x" * 86,  # a logger's
     ],
 )
