@@ -101,16 +101,16 @@ def main() -> None:
             log.with_name(log.name[: -len(".log")] + ".expect.yaml").read_text()
         )
         if expect and expect.get("top_rule"):
-            cases.append((log, expect["top_rule"]))
+            cases.append((log.name, log.read_bytes(), expect["top_rule"]))
     print(f"{len(cases)} corpus incident logs with an expected first rule")
     for name in args.forms or FORMS:
         form = FORMS[name]
         changed = []
-        for log, want in cases:
-            report = engine.diagnose(form(log.read_bytes().splitlines(keepends=True)), rules)
+        for name_, data, want in cases:
+            report = engine.diagnose(form(data.splitlines(keepends=True)), rules)
             got = report.diagnoses[0].rule_id if report.diagnoses else None
             if got != want:
-                changed.append((log.name, want, got))
+                changed.append((name_, want, got))
         print(f"{name:24} {len(cases) - len(changed):4}/{len(cases)} kept")
         for row in changed[: args.show]:
             print("    ", *row)
