@@ -648,3 +648,40 @@ def test_a_traceback_that_lost_its_indentation_parses_like_the_original(text):
     flat = "\n".join(line.lstrip() for line in text.split("\n"))
     assert shape(parse(flat)) == shape(parse(text))
     assert len(parse(flat).tracebacks) == 1
+
+
+@pytest.mark.parametrize(
+    "tail,message_end",
+    [
+        # raise ImportError("\n" + ...): every paragraph is the message
+        (
+            ["", "Attempted locations:", "1. /opt/lib/common_ops.so", "", "Please reinstall"],
+            "Please reinstall",
+        ),
+        # the program's next output ends it: a shell prompt, another traceback
+        (["", "$ nvidia-smi"], "Could not load the library"),
+        (
+            [
+                "",
+                "Traceback (most recent call last):",
+                '  File "b.py", line 1, in <module>',
+                "OSError: x",
+            ],
+            "Could not load the library",
+        ),
+    ],
+    ids=["paragraphs", "then-a-prompt", "then-a-traceback"],
+)
+def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, message_end):
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 3, in <module>',
+        "    raise ImportError(msg)",
+        "ImportError: ",
+        "Could not load the library",
+        *tail,
+    ]
+    tb = parse_records(records_from_text("\n".join(lines)))[0]
+    assert tb.exception.type == "ImportError"
+    assert tb.exception.message.rstrip().endswith(message_end)
+    assert "Could not load the library" in tb.exception.message

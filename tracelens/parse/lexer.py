@@ -160,6 +160,26 @@ def _sep_kind(text: str) -> str | None:
     return None
 
 
+_EMPTY_MESSAGE = re.compile(r"[A-Za-z_][\w.]*(?:\([\w.]*\))?:$")
+"""An exception line whose message starts with a line break (``raise ImportError("\\n...")``):
+its message is the paragraphs below, blank lines and all."""
+
+
+def _more_message(rec: Record, sig) -> bool:
+    """The line after a blank one still belongs to a message of paragraphs: same process and
+    logger, not the start of new output, another traceback or a chain separator."""
+    text = rec.text
+    return (
+        _signature(rec) == sig
+        and not _sep_kind(text)
+        and not text.strip().endswith(TB_HEAD)
+        and _GROUP_HEAD.match(text) is None
+        and _FAULT_HEAD.match(text) is None
+        and _FRAME.match(text) is None
+        and _NEW_OUTPUT.match(text) is None
+    )
+
+
 def _separator_ahead(records: Sequence[Record], j: int, sig) -> int | None:
     """Index of a chain separator within a few message-like lines from ``j`` (same prefix, no
     new traceback), or None."""
@@ -209,6 +229,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
     last = ""
     in_quote = False
     msg_lines = 0
+    paragraphs = False  # the exception's message began with a line break
     in_tb_chain = False  # the previous token ended a segment (a link may follow)
     margin = 0  # indentation of the current traceback's header
 
@@ -332,6 +353,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             else:
                 yield _tok("EXC", text, rec.line)
                 state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
+                paragraphs = _EMPTY_MESSAGE.match(stripped) is not None
             i += 1
         elif state == "msg":
             stripped = text.strip()
@@ -348,6 +370,9 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 j = next_significant(i + 1)
                 if j < n and _sep_kind(records[j].text):
                     state, in_tb_chain, i = "normal", True, j
+                    continue
+                if paragraphs and j < n and _more_message(records[j], sig):
+                    i = j  # raise X("\n...") : a message of paragraphs, blank lines between
                     continue
                 k = _separator_ahead(records, j, sig)
                 if k is not None:
