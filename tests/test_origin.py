@@ -115,3 +115,23 @@ def test_a_server_that_refuses_every_request_is_failing(log, severity):
     first = diagnose(log).diagnoses[0]
     assert first.rule_id == "hf/chat-template-missing"
     assert first.severity == severity
+
+
+_POLL = "node-1:5021:5102 [3] proxy.cc:1512 NCCL WARN [Rem Allocator] Poll failed with error 1\n"
+
+
+@pytest.mark.parametrize(
+    "progress,severity",
+    [
+        ("Epoch: [0][{n}00/625]\tTime  0.403 ( 0.497)\tLoss 6.7120e+00 (6.8731e+00)\n", "warning"),
+        ("Iter {n}00: loss = 2.31, lr = 0.0001\n", "warning"),
+        ("Train: [0/300][{n}00/2502]  Time 0.41  Loss 6.12 (6.40)\n", "warning"),
+        ("step {n}00 | loss 1.92 | grad norm 0.8\n", "warning"),
+        ("waiting for rank {n}\n", "error"),  # no progress: the failure stands
+    ],
+    ids=["imagenet-epoch", "iter", "train", "step", "no-progress"],
+)
+def test_training_that_goes_on_after_a_failure_line_makes_it_a_warning(progress, severity):
+    log = "starting training\n" + _POLL + "".join(progress.format(n=n) for n in (1, 2, 3, 4))
+    first = diagnose(log).diagnoses[0]
+    assert first.severity == severity

@@ -59,7 +59,10 @@ _CLIENT_ERROR = re.compile(
 _PROGRESS = re.compile(
     r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
     r"\{'loss': |'train_runtime': |\bApplication startup complete\b|"
-    r"\bThe server is fired up and ready to roll\b|\bstep[ =:]\s*\d+\b.*\bloss\b|\bsucceeded\b|"
+    r"\bThe server is fired up and ready to roll\b|\bsucceeded\b|"
+    # a training loop's progress: "step 100 ... loss", "Epoch: [0][100/625] ... Loss 6.7",
+    # "Iter 100: loss = 2.1", "Train: [0/300][100/2502] ... loss"
+    r"(?i:\b(?:step|epoch|iter(?:ation)?|train)\b[ =:\[]*\d+\b.*\bloss\b)|"
     r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b"
 )
 _MIN_PROGRESS = 3
