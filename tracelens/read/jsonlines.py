@@ -24,8 +24,13 @@ Cloud Logging."""
 _EXTRA_KEYS = ("exc_info", "exception", "stack_trace", "traceback", "stack")
 """Where a structured logger puts the traceback of the exception it logged."""
 _LEVEL_KEYS = ("level", "levelname", "severity")
-_LEVELS = {"error": "ERROR", "critical": "CRITICAL", "fatal": "CRITICAL", "warning": "WARNING"}
-_LEVELS["warn"] = "WARNING"
+_LEVELS = {
+    "error": "ERROR",
+    "critical": "CRITICAL",
+    "fatal": "CRITICAL",
+    "warning": "WARNING",
+    "warn": "WARNING",
+}
 
 
 def _entry(raw: str) -> dict | None:

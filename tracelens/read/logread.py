@@ -399,10 +399,6 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
 
 _ESCAPED_ANSI = re.compile(r"#033\[[0-?]*[ -/]*[@-~]")
 """A colour sequence as syslog daemons store it, the escape character written ``#033``."""
-_MAYBE_WRAPPED = re.compile(
-    r"[^\n]Traceback \(most recent call last\)|[^\n](?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
-)
-"""A header after the start of a line: only then can :func:`prefixes.unwrap` find a wrapper."""
 
 
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
@@ -410,9 +406,9 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     the line separator, as for :func:`split_lines`. A line no envelope matches that starts
     with one of the log's host labels (:func:`prefixes.host_labels`) has it peeled as its
     stream, and prefixes the log shows to be wrappers (:mod:`tracelens.read.prefixes`) are
-    peeled too. A log of JSON
-    lines (:mod:`tracelens.read.jsonlines`) is read from the text its objects hold, and lines
-    a console cut at its width are joined again (:mod:`tracelens.read.rewrap`)."""
+    peeled too. A log of JSON lines (:mod:`tracelens.read.jsonlines`) is read from the text
+    its objects hold, and lines a console cut at its width are joined again
+    (:mod:`tracelens.read.rewrap`)."""
     global _lines_read
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
@@ -430,9 +426,7 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
         records = [one(raw, n) for n, raw in lines]
     else:
         records = [prefixes.labelled(one, labels, raw, n) for n, raw in lines]
-    if _MAYBE_WRAPPED.search(text) is None:
-        return records
-    return prefixes.unwrap(records, one)
+    return prefixes.unwrap(records, one) if prefixes.may_be_wrapped(text) else records
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:

@@ -58,6 +58,19 @@ def _kind(token: str) -> str:
     return "0" if token[0].isdigit() else "L" if token in _LEVELS else token
 
 
+_MAYBE_WRAPPED = re.compile(
+    r"[^\n]Traceback \(most recent call last\)|[^\n](?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
+)
+"""One of the headers :func:`_anchor` looks for, after the start of a line: without one in the
+text no record can show a wrapper."""
+
+
+def may_be_wrapped(text: str) -> bool:
+    """Whether :func:`unwrap` can find anything in the records of ``text`` (a cheap search of
+    the whole text before a look at each record)."""
+    return _MAYBE_WRAPPED.search(text) is not None
+
+
 def _anchor(text: str) -> int:
     """Where a traceback or vLLM logger header starts in ``text`` after its first character,
     or -1."""
@@ -120,20 +133,23 @@ def unwrap(records: list[Record], peel: Callable[[str, int], Record]) -> list[Re
         if m is None or m.end() == len(rec.text):
             out.append(rec)
             continue
-        inner = peel(rec.text[m.end() :], rec.line)
-        name = names[int((m.lastgroup or "p0")[1:])]
-        streams = " / ".join(s for s in (rec.stream, name, inner.stream) if s)
-        out.append(
-            Record(
-                line=rec.line,
-                text=inner.text,
-                stream=streams,
-                level=inner.level or rec.level,
-                time=rec.time or inner.time,
-                source=inner.source or rec.source,
-            )
-        )
+        out.append(_behind(rec, m.end(), names[int((m.lastgroup or "p0")[1:])], peel))
     return out
+
+
+def _behind(rec: Record, at: int, name: str, peel: Callable[[str, int], Record]) -> Record:
+    """``rec`` with the prefix that ends at ``at`` taken as the stream ``name`` and the
+    envelopes after it peeled: the streams joined outside in, the time and level the
+    envelope before the prefix gave kept."""
+    inner = peel(rec.text[at:], rec.line)
+    return Record(
+        line=rec.line,
+        text=inner.text,
+        stream=" / ".join(s for s in (rec.stream, name, inner.stream) if s),
+        level=inner.level or rec.level,
+        time=rec.time or inner.time,
+        source=inner.source or rec.source,
+    )
 
 
 _LABEL = re.compile(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
@@ -190,14 +206,4 @@ def labelled(
     rec = one(raw, n)
     if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
         return rec  # an envelope was peeled, or no label
-    inner = one(raw[m.end() :], n)
-    host = m.group()[:-2]
-    stream = f"{host} / {inner.stream}" if inner.stream else host
-    return Record(
-        line=n,
-        text=inner.text,
-        stream=stream,
-        level=inner.level,
-        time=inner.time,
-        source=inner.source,
-    )
+    return _behind(rec, m.end(), m.group()[:-2], one)
