@@ -2,21 +2,9 @@
 # Runs every capture in its own process, each bounded by `timeout`, and packs
 # the logs into $OUT/gpucap.tar.gz.  Scripts run from /home/user/jobs.
 set -u
-SRC=$(cd "$(dirname "$0")" && pwd)
-JOBS=/home/user/jobs
-mkdir -p $JOBS && cp "$SRC"/*.py $JOBS/ && cd $JOBS
-LOGS=$OUT/logs; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
+. "$(dirname "$0")/capture.sh" logs
+export TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 PYBIN=$(dirname "$(command -v python3)")
-
-cap() {  # cap NAME SECONDS command...
-  local name=$1 t=$2; shift 2
-  local t0=$(date +%s)
-  timeout -k 10 "$t" "$@" > "$LOGS/$name.log" 2>&1
-  local rc=$?
-  echo "$name rc=$rc secs=$(( $(date +%s) - t0 )) :: $*" >> "$LOGS/_commands.txt"
-}
 
 # --- lane 0: environment and memory-filling captures, alone on the GPU
 {

@@ -2,18 +2,7 @@
 # Fourth batch: everyday training-job failures (store timeout, DDP unused parameters, autograd,
 # checkpoints, DataLoader and torchrun children killed by signals, AMP).
 set -u
-SRC=$(cd "$(dirname "$0")" && pwd)
-JOBS=/home/user/jobs
-mkdir -p $JOBS && cp "$SRC"/*.py $JOBS/ && cd $JOBS
-LOGS=$OUT/logs4; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
-cap() {
-  local name=$1 t=$2; shift 2
-  local t0=$(date +%s)
-  timeout -k 10 "$t" "$@" > "$LOGS/$name.log" 2>&1
-  echo "$name rc=$? secs=$(( $(date +%s) - t0 )) :: $*" >> "$LOGS/_commands.txt"
-}
+. "$(dirname "$0")/capture.sh" logs4
 cap c10d-store-timeout 90 python3 train_bugs.py store-timeout &
 cap ddp-unused-parameters 90 $TORCHRUN --standalone --nproc_per_node=1 train_bugs.py unused-params &
 cap autograd-inplace 60 python3 train_bugs.py inplace &

@@ -2,17 +2,7 @@
 # Second batch of captures: cuBLAS errors after an asynchronous fault, and a
 # job started on a card that another process fills.
 set -u
-SRC=$(cd "$(dirname "$0")" && pwd)
-JOBS=/home/user/jobs
-mkdir -p $JOBS && cp "$SRC"/*.py $JOBS/ && cd $JOBS
-LOGS=$OUT/logs2; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-cap() {
-  local name=$1 t=$2; shift 2
-  local t0=$(date +%s)
-  timeout -k 10 "$t" "$@" > "$LOGS/$name.log" 2>&1
-  echo "$name rc=$? secs=$(( $(date +%s) - t0 )) :: $*" >> "$LOGS/_commands.txt"
-}
+. "$(dirname "$0")/capture.sh" logs2
 cap cublas-after-fault-gemm 60 python3 cublas_fail.py gemm
 cap cublas-after-fault-linear 60 python3 cublas_fail.py linear
 cap cublas-after-fault-nohandle 60 python3 cublas_fail.py nohandle

@@ -1,18 +1,7 @@
 #!/bin/bash
 # Sixth batch: CUDA graph capture, autograd and state_dict mistakes, NCCL on a full GPU.
 set -u
-SRC=$(cd "$(dirname "$0")" && pwd)
-JOBS=/home/user/jobs
-mkdir -p $JOBS && cp "$SRC"/*.py $JOBS/ && cd $JOBS
-LOGS=$OUT/logs6; mkdir -p $LOGS
-export PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
-TORCHRUN=$(command -v torchrun || echo "python3 -m torch.distributed.run")
-cap() {
-  local name=$1 t=$2; shift 2
-  local t0=$(date +%s)
-  timeout -k 10 "$t" "$@" > "$LOGS/$name.log" 2>&1
-  echo "$name rc=$? secs=$(( $(date +%s) - t0 )) :: $*" >> "$LOGS/_commands.txt"
-}
+. "$(dirname "$0")/capture.sh" logs6
 cap cuda-graph-capture-host-sync 60 python3 more_bugs.py graph-capture-sync &
 cap autograd-backward-twice 60 python3 more_bugs.py backward-twice &
 cap inference-tensor-in-training 60 python3 more_bugs.py inference-tensor &
