@@ -30,6 +30,19 @@ TABLES = (
     "tracelens.parse.normalize:_normalizers",
 )
 
+
+def _python(code: str, *args: str, env: dict[str, str] | None = None):
+    """``python -c code args...`` in a fresh process at the repository root: its output."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+        cwd=ROOT,
+    )
+
+
 _BUILT_AFTER_A_RUN = (
     "import contextlib, importlib, io, json, sys\n"
     "from tracelens.cli import main\n"
@@ -53,14 +66,8 @@ def built(tmp_path_factory):
 
     def run(log: Path) -> dict[str, int]:
         if log not in seen:
-            out = subprocess.run(  # (building the user's rule index builds none of them)
-                [sys.executable, "-c", _BUILT_AFTER_A_RUN, str(log), *TABLES],
-                capture_output=True,
-                text=True,
-                check=True,
-                env=env,
-                cwd=ROOT,
-            )
+            # (building the user's rule index builds none of them)
+            out = _python(_BUILT_AFTER_A_RUN, str(log), *TABLES, env=env)
             result = json.loads(out.stdout)
             assert result["code"] == 0, out.stderr
             seen[log] = result["built"]
@@ -169,13 +176,7 @@ it imports are theirs)."""
     ],
 )
 def test_importing_a_module_compiles_none_of_its_regexes(module):
-    out = subprocess.run(
-        [sys.executable, "-c", _COMPILES_AT_IMPORT, module],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
+    out = _python(_COMPILES_AT_IMPORT, module)
     assert out.stdout.split() == ["0"], out.stderr
 
 
@@ -197,13 +198,7 @@ _ENVELOPES_COMPILED = (
     ],
 )
 def test_an_envelope_regex_is_compiled_when_a_line_first_tries_it(text, compiled):
-    out = subprocess.run(
-        [sys.executable, "-c", _ENVELOPES_COMPILED, text],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-    )
+    out = _python(_ENVELOPES_COMPILED, text)
     assert out.stdout.split() == compiled, out.stderr
 
 
