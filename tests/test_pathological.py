@@ -17,7 +17,7 @@ from tracelens.engine import diagnose, parse
 from tracelens.models import to_dict
 from tracelens.parse import traceback as tb_module
 from tracelens.parse.lexer import _tok
-from tracelens.read import scan
+from tracelens.read import prescan, scan
 
 # --- scan: one search per line, however many triggers it holds ------------------------------
 
@@ -67,10 +67,10 @@ def _reader(data: bytes):
     ],
 )
 def test_scan_looks_at_a_line_of_many_triggers_a_bounded_number_of_times(monkeypatch, line, kinds):
-    counting = CountingRegex(scan._TRIGGERS)
-    monkeypatch.setattr(scan, "_TRIGGERS", counting)
+    counting = CountingRegex(scan.SCANSET.triggers)
+    monkeypatch.setattr(scan.SCANSET, "_triggers", counting)
     data = line * 3
-    first, last, newlines = scan._scan(_reader(data), 0, len(data))
+    first, last, newlines = prescan.scan_range(scan.SCANSET, _reader(data), 0, len(data))
     hits = first + last
     assert [(ln, kind) for _off, ln, kind in hits] == [(n, k) for n in (1, 2, 3) for k in kinds]
     assert newlines == 3

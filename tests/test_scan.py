@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tracelens.engine import diagnose, parse_path
-from tracelens.read import multiscan, scan
+from tracelens.read import multiscan, prescan, scan
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
@@ -44,7 +44,7 @@ def engine(request, monkeypatch):
 @pytest.fixture()
 def small_limits(monkeypatch):
     monkeypatch.setattr(scan, "FULL_PARSE_LIMIT", 64 << 10)
-    monkeypatch.setattr(scan, "CHUNK", 50_000)  # chunk edges fall inside lines
+    monkeypatch.setattr(prescan, "CHUNK", 50_000)  # chunk edges fall inside lines
 
 
 def test_windows_give_the_same_diagnosis_and_lines(tmp_path, small_limits):
@@ -88,9 +88,9 @@ def test_parallel_scan_finds_the_same_windows_as_one_process(tmp_path, small_lim
     log = tmp_path / "big.log"
     big_log(log, crash, n=20000)
     with open(log, "rb") as fp:
-        monkeypatch.setattr(scan, "PARALLEL_MIN", 1 << 40)
+        monkeypatch.setattr(prescan, "PARALLEL_MIN", 1 << 40)
         one = scan.find_windows(fp)
-        monkeypatch.setattr(scan, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(prescan, "PARALLEL_MIN", 1)
         monkeypatch.setattr(scan.os, "cpu_count", lambda: 3)
         several = scan.find_windows(fp)
     assert [(w.start, w.end, w.anchor, w.anchor_line) for w in one[0]] == [
@@ -131,4 +131,4 @@ def test_every_scanned_fact_trigger_is_found_by_the_scanner():
 
     for ex in EXTRACTORS:
         if ex.scan:
-            assert scan._TRIGGERS.search(ex.trigger.encode()), ex.trigger
+            assert scan.SCANSET.triggers.search(ex.trigger.encode()), ex.trigger

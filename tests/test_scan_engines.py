@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from tracelens.read import multiscan, scan
+from tracelens.read import multiscan, prescan, scan
 
 HAS_HYPERSCAN = multiscan._choose() == "hyperscan"
 needs_hyperscan = pytest.mark.skipif(not HAS_HYPERSCAN, reason="hyperscan does not import here")
@@ -80,15 +80,15 @@ def _reader(data: bytes):
 def _scan_with(engine: str, data: bytes, monkeypatch, chunk: int | None = None):
     monkeypatch.setattr(multiscan, "ENGINE", engine)
     if chunk is not None:
-        monkeypatch.setattr(scan, "CHUNK", chunk)
+        monkeypatch.setattr(prescan, "CHUNK", chunk)
     nl = scan.line_end_of(io.BytesIO(data))
-    return scan._scan(_reader(data), 0, len(data), nl)
+    return prescan.scan_range(scan.SCANSET, _reader(data), 0, len(data), nl)
 
 
 def _windows_with(engine: str, data: bytes, monkeypatch):
     monkeypatch.setattr(multiscan, "ENGINE", engine)
-    monkeypatch.setattr(scan, "CHUNK", 50_000)
-    monkeypatch.setattr(scan, "PARALLEL_MIN", 1 << 40)
+    monkeypatch.setattr(prescan, "CHUNK", 50_000)
+    monkeypatch.setattr(prescan, "PARALLEL_MIN", 1 << 40)
     windows, lines = scan.find_windows(io.BytesIO(data))
     return [(w.start, w.end, w.anchor, w.anchor_line) for w in windows], lines
 
@@ -280,11 +280,11 @@ def test_chunks_read_without_readinto_or_preadv_give_the_same_windows(
         windows, lines = scan.find_windows(_NoReadinto(data))  # type: ignore[arg-type]
     else:  # the scanning processes read with os.pread instead
         monkeypatch.delattr(scan.os, "preadv", raising=False)
-        monkeypatch.setattr(scan, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(prescan, "PARALLEL_MIN", 1)
         monkeypatch.setattr(scan.os, "cpu_count", lambda: 2)
         log = tmp_path / "x.log"
         log.write_bytes(data)
         with open(log, "rb") as fp:
-            assert scan._parallel_ok(fp, len(data)) == 2  # really in forked processes
+            assert prescan._parallel_ok(fp, len(data)) == 2  # really in forked processes
             windows, lines = scan.find_windows(fp)
     assert ([(w.start, w.end, w.anchor, w.anchor_line) for w in windows], lines) == expected

@@ -206,10 +206,14 @@ def _load_rules(rules_dirs: tuple[str, ...]):
 def _open(path: str):
     """Open the log and, when it is large, start scanning it in worker processes right away
     (before the heavier imports): (opened file, prefetch) or a one-line Failure."""
-    from tracelens.read.scan import InputError, open_input, start_scan
+    from tracelens.read.prescan import take
+    from tracelens.read.scan import SCANSET, InputError, open_input, start_scan
 
     if path == "-" and (sys.stdin is None or sys.stdin.isatty()):
         raise Failure("no log given: pass a FILE, or pipe a log into 'tracelens diagnose -'")
+    started = take(path, SCANSET)  # the scan the process started before parsing its arguments
+    if started is not None:
+        return started
     try:
         opened = open_input(path)
     except InputError as exc:

@@ -5,7 +5,8 @@ A run reads one log and ends, so the cyclic garbage collector is left off (the o
 run are freed when the process ends; commands that run long or read many logs, ``tui`` and
 ``ingest``, turn it back on), and once the output is flushed the process ends without the
 interpreter's teardown: on a small machine that teardown takes longer than diagnosing a crash
-log.
+log. ``diagnose`` of a large file starts scanning it before anything else is imported
+(:func:`tracelens.read.prescan.start_early`).
 """
 
 from __future__ import annotations
@@ -17,9 +18,15 @@ import sys
 
 def run() -> None:
     gc.disable()
+    if len(sys.argv) > 2 and sys.argv[1] == "diagnose":  # a large log starts being scanned now
+        from tracelens.read.prescan import start_early
+
+        start_early(sys.argv[2:])
     from tracelens.cli import main
 
     code = main()
+    if "tracelens.read.prescan" in sys.modules:
+        sys.modules["tracelens.read.prescan"].discard()
     if os.name != "posix":  # elsewhere a temporary file may still need its cleanup
         sys.exit(code)
     for stream in (sys.stdout, sys.stderr):

@@ -4,7 +4,8 @@ A small log (up to :data:`FULL_PARSE_LIMIT`) is parsed whole. A larger one is re
 chunks; a multi-pattern engine (:mod:`tracelens.read.multiscan`: Hyperscan, or RE2 where it
 has no wheel) finds the lines holding a traceback header, an error word or a fact trigger, one
 RE2 search classifies each such line, and only windows of bytes around them are decoded and
-parsed. Memory stays flat in the log's size.
+parsed. Memory stays flat in the log's size. The search itself (in parallel for a large file,
+started before the command line is parsed) is :mod:`tracelens.read.prescan`.
 """
 
 from __future__ import annotations
@@ -13,32 +14,35 @@ import io
 import os
 import stat
 import sys
-from bisect import bisect_right
-from collections import deque
-from collections.abc import Callable
 from typing import BinaryIO, cast
 
 import re2
 
 from tracelens.facts import SCAN_PATTERNS as FACT_PATTERNS
+from tracelens.read import prescan
 from tracelens.read.failures import TRIGGERS
+from tracelens.read.prescan import (
+    Hit,
+    Prefetch,
+    ScanSet,
+    chunk_reader,
+    line_end_of,
+    prescan_start,
+    scan_range,
+)
 from tracelens.read.windows import Window, windows_around
 
-# Kept light on purpose (no pydantic, no logread; the failure table is RE2 and dataclasses): the CLI starts scanning a large log before
-# it imports the rest of tracelens.
+# Kept light on purpose (no pydantic, no logread; the failure table is RE2 and dataclasses): the
+# CLI opens the log and starts scanning it before it imports the rest of tracelens.
 if False:  # typing only
     from tracelens.models import Record
 
 FULL_PARSE_LIMIT = 8 << 20
-CHUNK = 8 << 20
 
 
 class InputError(Exception):
     """The input cannot be read (missing, a directory, unreadable). One-line message."""
 
-
-_OPTS = re2.Options()
-_OPTS.log_errors = False
 
 # The one pattern set of the scan, by kind of hit (1: traceback header, 2: error line, 3: fact
 # line). Every pattern matches within one line (tracelens.read.multiscan relies on it).
@@ -54,12 +58,8 @@ _ERR_PATTERNS = (
     rb"[EF]\d{4} \d\d:\d\d",
     *(re2.escape(t) for t in TRIGGERS),  # the failure lines' own literals
 )
-_FACT_PATTERNS = FACT_PATTERNS  # the fact extractors' own triggers (tracelens.facts)
-PATTERNS = _TB_PATTERNS + _ERR_PATTERNS + _FACT_PATTERNS
-_TB, _ERR, _FACT = (b"|".join(p) for p in (_TB_PATTERNS, _ERR_PATTERNS, _FACT_PATTERNS))
-_TB_ONLY = re2.compile(_TB, _OPTS)
-_TRIGGERS = re2.compile(b"(" + _TB + b")|(" + _ERR + b")|(" + _FACT + b")", _OPTS)
-_TABLES = (b"NVIDIA-SMI", b"PyTorch version", b"Root Cause", b"Collecting environment")
+SCANSET = ScanSet(_TB_PATTERNS, _ERR_PATTERNS, FACT_PATTERNS)  # FACT: the extractors' triggers
+PATTERNS = SCANSET.patterns
 
 STREAM_LIMIT = 1 << 30
 """Most bytes read from an input of unknown length (stdin, a pipe, a FIFO, a device): an
@@ -142,7 +142,7 @@ def _spool(src: BinaryIO, name: str) -> tuple[BinaryIO, int, str]:
     size = 0
     try:
         while size < STREAM_LIMIT:
-            chunk = src.read(min(CHUNK, STREAM_LIMIT - size))
+            chunk = src.read(min(prescan.CHUNK, STREAM_LIMIT - size))
             if not chunk:
                 break
             if isinstance(chunk, str):
@@ -202,212 +202,9 @@ def read_records(
     return records, lines, False, encoding
 
 
-def line_end_of(fp: BinaryIO) -> bytes:
-    """The line separator of a file: ``\\r`` when its first MiB holds a bare ``\\r`` and no
-    ``\\n`` (classic Mac OS line ends), else ``\\n``."""
-    where = fp.tell()
-    fp.seek(0)
-    head = fp.read(1 << 20)
-    fp.seek(where)
-    return b"\r" if b"\r" in head and b"\n" not in head else b"\n"
-
-
-PARALLEL_MIN = 64 << 20
-"""Logs at least this large are scanned by several processes at once (one per core, up to 4)."""
-
-Hit = tuple[int, int, int]  # (offset of the line, line number, kind)
-
-
-def _scan(read_at, start: int, stop: int, nl: bytes = b"\n") -> tuple[list[Hit], list[Hit], int]:
-    """Trigger hits in bytes [start, stop) (a line start to a line end), with line numbers
-    counted from 1 at ``start``; and the number of line ends (``nl``) in the range.
-
-    Each chunk is read from a line start and searched up to its last line end (RE2 with
-    pos/endpos, no copies); the next read starts right after, so no line is ever split. With
-    Hyperscan, the chunk's match ends are listed first and RE2 starts at the line of the next
-    one, so RE2 reads only the lines that hold a match."""
-    from tracelens.read.multiscan import finder
-
-    find = finder(PATTERNS)
-    first_hits: list[Hit] = []
-    last_hits: deque[Hit] = deque(maxlen=20000)
-    base_off = start
-    line = 1
-    while base_off < stop:
-        chunk = read_at(base_off, min(CHUNK, stop - base_off))
-        if not chunk:
-            break
-        end = len(chunk)
-        if end == CHUNK and base_off + end < stop:
-            cut = chunk.rfind(nl) + 1
-            end = cut or end  # a line longer than a chunk is searched in pieces
-        ends = find(chunk, end) if find is not None else None
-        next_end = 0  # index in ``ends`` of the first match ending after ``pos``
-        counted = 0
-        lstart = 0  # start of the line holding ``pos``
-        pos = 0
-        while pos < end:
-            at = pos
-            if ends is not None:
-                next_end = bisect_right(ends, pos, next_end)
-                if next_end == len(ends):
-                    break
-                # no match starts before the line of the first one that ends after ``pos``
-                at = max(pos, chunk.rfind(nl, pos, ends[next_end] - 1) + 1)
-            m = _TRIGGERS.search(chunk, at, end)
-            if m is None:
-                break
-            # the line start, looking back no further than where this search began
-            prev = chunk.rfind(nl, pos, m.start())
-            if prev >= 0:
-                lstart = prev + 1
-            line += chunk.count(nl, counted, lstart)
-            counted = lstart
-            kind = m.lastindex or 2
-            if kind == 3 and any(t in chunk[lstart : lstart + 200] for t in _TABLES):
-                kind = 4
-            hit = (base_off + lstart, line, kind)
-            if len(first_hits) < 2000:
-                first_hits.append(hit)
-            else:
-                last_hits.append(hit)
-            # one hit per line (a traceback header later on the line is a second one, with its
-            # wider context): a line holding a million triggers is still searched once
-            eol = chunk.find(nl, m.end(), end)
-            eol = end if eol < 0 else eol
-            tb = _TB_ONLY.search(chunk, m.end(), eol) if kind != 1 else None
-            pos = tb.start() if tb is not None else eol
-        line += chunk.count(nl, counted, end)
-        base_off += end
-    return first_hits, list(last_hits), line - 1
-
-
-def _pread_scan(fd: int, start: int, stop: int, nl: bytes) -> tuple[list[Hit], list[Hit], int]:
-    def readinto(view: memoryview, off: int) -> int:
-        if hasattr(os, "preadv"):
-            return os.preadv(fd, [view], off)
-        data = os.pread(fd, len(view), off)
-        view[: len(data)] = data
-        return len(data)
-
-    return _scan(_chunk_reader(readinto), start, stop, nl)
-
-
-def _chunk_reader(readinto) -> Callable[[int, int], bytearray]:
-    """``read_at(offset, n)`` reading each chunk into the same buffer: one chunk in memory at
-    a time (with a new ``bytes`` each time, the last chunk lives on while the next is read)."""
-    buf = bytearray()
-
-    def read_at(off: int, n: int) -> bytearray:
-        nonlocal buf
-        if len(buf) < n:
-            buf = bytearray(n)
-        del buf[n:]
-        with memoryview(buf) as view:
-            got = readinto(view, off)
-        del buf[got:]
-        return buf
-
-    return read_at
-
-
-def _split(fp: BinaryIO, total: int, parts: int, nl: bytes) -> list[int]:
-    """Cut points at line starts dividing [0, total) into about equal parts."""
-    cuts = [0]
-    for k in range(1, parts):
-        fp.seek(total * k // parts)
-        probe = fp.read(1 << 20)
-        at = probe.find(nl)
-        cut = total * k // parts + at + 1 if at >= 0 else total
-        if cuts[-1] < cut < total:
-            cuts.append(cut)
-    return cuts + [total]
-
-
-def _parallel_ok(fp: BinaryIO, total: int) -> int:
-    """How many processes to scan with (1: scan here)."""
-    import threading
-
-    cores = min(os.cpu_count() or 1, 4)
-    if total < PARALLEL_MIN or cores < 2 or threading.active_count() > 1 or not hasattr(os, "fork"):
-        return 1
-    try:
-        fp.fileno()
-    except (OSError, ValueError, AttributeError):
-        return 1
-    return cores
-
-
-class Prefetch:
-    """A scan of a large file already running in forked child processes (started by the CLI
-    before it imports the rest of tracelens, so both happen at once). Each child scans one
-    range and sends its hits back through a pipe."""
-
-    def __init__(self, fp: BinaryIO, total: int, workers: int):
-        from tracelens.read.multiscan import finder
-
-        self.total = total
-        self.nl = line_end_of(fp)
-        finder(PATTERNS)  # built once here, inherited by every child
-        cuts = _split(fp, total, workers, self.nl)
-        fd = fp.fileno()
-        self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
-        for a, b in zip(cuts, cuts[1:]):
-            r, w = os.pipe()
-            pid = os.fork()
-            if pid == 0:  # the child: scan, send, leave without running any cleanup
-                os.close(r)
-                try:
-                    import pickle
-
-                    data = pickle.dumps(
-                        _pread_scan(fd, a, b, self.nl), protocol=pickle.HIGHEST_PROTOCOL
-                    )
-                    with os.fdopen(w, "wb") as out:
-                        out.write(data)
-                finally:
-                    os._exit(0)
-            os.close(w)
-            self.children.append((pid, r))
-
-    def result(self) -> list[tuple[list[Hit], list[Hit], int]]:
-        import pickle
-
-        parts = []
-        try:
-            for _pid, r in self.children:
-                with os.fdopen(r, "rb", closefd=False) as src:
-                    data = src.read()
-                if not data:
-                    raise OSError("a scanning process ended without a result")
-                parts.append(pickle.loads(data))
-            return parts
-        finally:
-            self.close()
-
-    def close(self) -> None:
-        for pid, r in self.children:
-            try:
-                os.close(r)
-            except OSError:
-                pass
-            try:
-                os.waitpid(pid, 0)
-            except ChildProcessError:
-                pass
-        self.children = []
-
-
 def start_scan(fp: BinaryIO) -> Prefetch | None:
     """Start scanning a large file in parallel; ``None`` when it is small or cannot be."""
-    try:
-        fp.seek(0, os.SEEK_END)
-        total = fp.tell()
-        fp.seek(0)
-    except (OSError, ValueError):
-        return None
-    workers = _parallel_ok(fp, total)
-    return Prefetch(fp, total, workers) if workers > 1 else None
+    return prescan_start(fp, SCANSET)
 
 
 def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[Window], int]:
@@ -429,7 +226,7 @@ def find_windows(fp: BinaryIO, prefetch: Prefetch | None = None) -> tuple[list[W
             view[: len(data)] = data
             return len(data)
 
-        parts = [_scan(_chunk_reader(readinto), 0, total, nl)]
+        parts = [scan_range(SCANSET, chunk_reader(readinto), 0, total, nl)]
     hits: list[Hit] = []
     lines_before = 0
     for first, last, newlines in parts:
