@@ -231,3 +231,32 @@ def test_a_wrapper_compiles_a_regex_when_it_first_searches_with_it(
     assert asked == []
     wrappers.exception(ExceptionInfo(type=exception[0], message=exception[1]))
     assert asked == compiled
+
+
+@pytest.mark.parametrize(
+    ("log", "read", "fires"),
+    [
+        (_RAISED, [], False),  # no version fact: the test is never read (nor packaging imported)
+        ("INFO 01-20 13:00:00 [api_server.py:1] vLLM API server version 0.5.4\n", ["<0.6"], True),
+        ("INFO 01-20 13:00:00 [api_server.py:1] vLLM API server version 0.8.5\n", ["<0.6"], False),
+    ],
+    ids=["no-fact", "fact-passes", "fact-fails"],
+)
+def test_a_fact_test_is_read_when_a_log_first_holds_its_fact(log, read, fires, monkeypatch):
+    from tracelens.engine import parse
+    from tracelens.rulebook import conditions
+    from tracelens.rulebook.context import Context
+
+    asked: list[str] = []
+    real = conditions.parse_fact_test
+
+    def recording(test: str, where: str = "fact"):
+        asked.append(test)
+        return real(test, where)
+
+    monkeypatch.setattr(conditions, "parse_fact_test", recording)
+    check = conditions.compile_condition({"fact": {"vllm_version": "<0.6"}})
+    assert asked == []
+    assert (check(Context(parse(log))) is not None) is fires
+    check(Context(parse(log)))  # read once per condition, however many logs it tests
+    assert asked == read

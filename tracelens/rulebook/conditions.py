@@ -193,14 +193,20 @@ def _line_cond(body: Any) -> Cond:
 
 
 def _fact_cond(body: dict) -> Cond:
-    tests = {name: parse_fact_test(str(test)) for name, test in body.items()}
+    # each test is read when a log first holds its fact (a version test imports packaging,
+    # which most runs never need); the rule's validation has read them all already
+    tests: dict[str, Callable[[str], bool] | None] = dict.fromkeys(body)
     why = "fact " + " ".join(f"{k} {v}" for k, v in body.items())
 
     def cond(ctx: Context) -> Hit | None:
         hit = Hit(weight=_WEIGHTS["fact"] * len(tests), beliefs=[_BELIEF["fact"]] * len(tests))
         for name, test in tests.items():
             fact: Fact | None = ctx.facts.get(name)
-            if fact is None or not test(fact.value):
+            if fact is None:
+                return None
+            if test is None:
+                test = tests[name] = parse_fact_test(str(body[name]))
+            if not test(fact.value):
                 return None
             hit.facts[name] = fact.value
             if fact.line:
