@@ -89,6 +89,7 @@ def setup(settings: Settings) -> None:
     _state.clear()
     _state["settings"] = settings
     _state["rules"] = default_rules(tuple(settings.rules_dirs))
+    _state["rules"].stamp_once()
     _state["redactor"] = Redactor(settings.redact_regex, enabled=not settings.no_redact)
 
 

@@ -191,12 +191,14 @@ class RuleSet:
         self._index: Index | None = None
         self._dirs: list[Path] = []
         self._cache = True
+        self._stamped: set[int] | None = None
 
     @classmethod
     def from_index(cls, index: Index, dirs: list[Path], cache: bool) -> RuleSet:
         rs = cls.__new__(cls)
         rs._nearest = None
         rs._dirs, rs._cache = dirs, cache
+        rs._stamped = None
         rs._use(index)
         rs.prefilter = _CheckedPrefilter(rs)
         return rs
@@ -212,13 +214,26 @@ class RuleSet:
         assert self._index is not None
         return self._index.prefilter
 
+    def stamp_once(self) -> None:
+        """From now on each rule's file is stat'ed when the prefilter first picks it, not on
+        every log: a batch of logs (``ingest``) keeps each rule as it was at its first use
+        (the corpus logs pick 24 rules each on average: about 4 % of the rules' time)."""
+        self._stamped = set()
+
     def _reload_if_changed(self, ks: list[int]) -> bool:
         from tracelens.rulebook import index
 
-        if self._index is None or not self._index.changed(ks):
+        stamped = self._stamped
+        if stamped is not None:
+            ks = [k for k in ks if k not in stamped]
+        if self._index is None or not ks or not self._index.changed(ks):
+            if stamped is not None:
+                stamped.update(ks)
             return False
         self._use(index.get(self._dirs, cache=self._cache, every_file=True))
         self._nearest = None
+        if stamped is not None:
+            self._stamped = set()
         return True
 
     def with_examples(self) -> list[LoadedRule]:

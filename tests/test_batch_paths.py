@@ -1,0 +1,137 @@
+"""The paths a process that reads many logs (``ingest``) takes give what a single run's paths
+give: the prefilter's RE2 set, the rule files stat'ed once a batch (tables of cases, each
+checked against the plain way)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.rulebook import prefilter as prefilter_module
+from tracelens.rulebook.load import load
+from tracelens.rulebook.prefilter import Prefilter
+
+NEEDS = [
+    ["boom"],
+    [["boom", "bang"], "x"],
+    ["CUDA error: out of memory"],
+    ["Größe"],
+    ["a.b", "(y)"],
+    [],
+    ["aa"],
+    ["ü"],
+]
+
+TEXTS = [
+    "",
+    "nothing here",
+    "a boom here",
+    "bang x",
+    "CUDA error: out of memory",
+    "die Größe",
+    "a.b (y)",
+    "axb (y)",
+    "aaaa",
+    "bad bytes \udcff\udcfe then boom and ü",
+    "line one\nboom\nline three x",
+]
+
+
+def plain(needs: list, text: str) -> bool:
+    groups = [[n] if isinstance(n, str) else n for n in needs]
+    return all(any(lit in text for lit in grp) for grp in groups)
+
+
+@pytest.mark.parametrize("text", TEXTS)
+def test_the_prefilter_set_picks_what_the_automaton_picks(text):
+    pf = Prefilter(NEEDS)
+    for _ in range(prefilter_module._SET_FROM):  # the third text on is read by the set
+        pf.candidates("warm up")
+    assert pf._set
+    expected = [k for k, ns in enumerate(NEEDS) if plain(ns, text)]
+    assert pf.candidates(text) == expected
+    assert pf.present(text) == {lit for lit in pf.literals if lit in text}
+
+
+def test_the_first_texts_are_read_by_the_automaton():
+    pf = Prefilter(NEEDS)
+    pf.candidates("boom")
+    assert pf._set is None
+
+
+class _GaveUp:
+    """An RE2 set that ran out of memory: it answers no pattern at all."""
+
+    def Match(self, _text):  # noqa: N802 (RE2's name)
+        return []
+
+
+def test_a_set_that_gave_up_is_left_for_the_automaton():
+    pf = Prefilter(NEEDS)
+    pf._set = _GaveUp()
+    assert pf.candidates("bang x boom") == [0, 1, 5]
+    assert pf._set is False
+    assert pf.candidates("aaaa") == [5, 6]
+
+
+def test_the_set_is_not_stored_with_the_prefilter():
+    import pickle
+
+    pf = Prefilter(NEEDS)
+    for _ in range(prefilter_module._SET_FROM):
+        pf.candidates("boom")
+    again = pickle.loads(pickle.dumps(pf))
+    assert again._set is None and again._texts == 0
+    assert again.candidates("a boom") == [0, 5]
+
+
+RULE = """id: {id}
+title: t
+category: gpu-oom
+severity: fatal
+needs: [{needs}]
+match: {{all: [{{line: '{needs}'}}]}}
+root_cause: {cause}
+remedies: [{{title: a}}]
+references: [https://example.org]
+"""
+
+
+def _write(root, rule_id: str, needs: str, cause: str) -> None:
+    path = root / f"{rule_id}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(RULE.format(id=rule_id, needs=needs, cause=cause))
+
+
+def _causes(rs, text: str) -> dict[str, str]:
+    return {rs.rules[k].id: rs.rules[k].rule.root_cause for k in rs.prefilter.candidates(text)}
+
+
+@pytest.mark.parametrize(
+    "batch,expected",
+    [
+        # a single run stats the files of the rules it picks on every log
+        (False, {"boom": {"x/one": "second"}, "bang": {"x/other": "second"}}),
+        # a batch: a rule's file once, at its first pick (x/one was picked before the edit)
+        (True, {"boom": {"x/one": "first"}, "bang": {"x/other": "second"}}),
+    ],
+)
+def test_a_batch_stats_each_rule_file_once(tmp_path, monkeypatch, batch, expected):
+    import os
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    root = tmp_path / "mine"
+    _write(root, "x/one", "boom", "first")
+    _write(root, "x/other", "bang", "first")
+    old = time.time_ns() - 3600 * 10**9
+    for p in [root, *root.rglob("*")]:
+        os.utime(p, ns=(old, old))
+    rs = load([root], every_file=False, strict=False)
+    if batch:
+        rs.stamp_once()
+    assert _causes(rs, "boom") == {"x/one": "first"}
+    for rule_id, needs in (("x/one", "boom"), ("x/other", "bang")):  # edited in place
+        with open(root / f"{rule_id}.yaml", "r+") as fh:  # (the folder's stamp stays)
+            fh.write(RULE.format(id=rule_id, needs=needs, cause="second"))
+            fh.truncate()
+    assert {text: _causes(rs, text) for text in ("boom", "bang")} == expected
