@@ -114,3 +114,21 @@ def test_shipped_rules_literals_are_in_their_examples_where_they_match():
 )
 def test_a_literal_is_read_from_the_second_time_a_pattern_is_asked_for(pattern, literal):
     assert [reused_literal(pattern) for _ in range(3)] == [None, literal, literal]
+
+
+def test_the_rule_index_holds_every_rule_regexs_literal(tmp_path, monkeypatch):
+    # read when the index is built, so a single run has them from the first ask on
+    from tracelens.rulebook import required
+    from tracelens.rulebook.model import rule_regexes
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(required, "_known", {})
+    monkeypatch.setattr(required, "_asked", set())
+    rules = default_rules.__wrapped__()  # loaded now, through an index built now
+    patterns = {p for lr in rules.rules for p in rule_regexes(lr.rule)}
+    assert len(patterns) > 500
+    assert {p: required._known.get(p, "absent") for p in patterns} == {
+        p: required_literal(p) for p in patterns
+    }
+    with_literal = next(p for p in sorted(patterns) if required_literal(p) is not None)
+    assert reused_literal(with_literal) == required_literal(with_literal)  # the first ask

@@ -32,11 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tracelens.rulebook.model import Rule, RuleError
+from tracelens.rulebook import required
+from tracelens.rulebook.model import Rule, RuleError, rule_regexes
 from tracelens.rulebook.prefilter import Prefilter
 from tracelens.rulebook.rulefile import load_rule_file, shipped_rules_dir
 
-FORMAT = 1
+FORMAT = 2
 _MAGIC = b"TLRULES1"
 _HEAD = struct.Struct("<8sQQ")  # magic, run part's length, catalog's length
 MISSING = -2
@@ -154,6 +155,7 @@ class Index:
         self.prefilter: Prefilter = run["prefilter"]
         self.wrappers: list[tuple[str | None, str | None]] = run["wrappers"]
         self.errors = [RuleError(*args) for args in run["errors"]]
+        required.learn(run["literals"])
         self._read = read
         self._catalog = catalog
         self._models = models or {}
@@ -323,7 +325,7 @@ def _build(
                 new_catalog[name] = rec
                 errors.append(rec[3])
                 continue
-            new_catalog[name] = (*rec[:7], offset, len(blob))
+            new_catalog[name] = (*rec[:7], offset, len(blob), rec[7])
             blobs.append(blob)
             offset += len(blob)
             rule_id, replaces = rec[3], rec[4]
@@ -363,6 +365,7 @@ def _build(
         "wrappers": [w for _n, rec, _e, _m in active for w in rec[6]],
         "errors": errors,
         "prefilter": Prefilter([rec[5] for _n, rec, _e, _m in active]),
+        "literals": {p: lit for _n, rec, _e, _m in active for p, lit in rec[9].items()},
     }
     models = {k: m for k, (_n, _r, _e, m) in enumerate(active) if m is not None}
     at: dict[int, int] = {}  # a blob's offset -> its place in blobs (no joined copy in memory)
@@ -398,7 +401,7 @@ def _entry(
         if len(rec) == 4:
             return (mtime, size, crc, rec[3]), None, b""
         try:
-            return (mtime, size, crc, *rec[3:7]), None, old._read(rec[7], rec[8])
+            return (mtime, size, crc, *rec[3:7], rec[9]), None, old._read(rec[7], rec[8])
         except _CORRUPT:
             pass  # parse it again
     size = len(data) if data is not None else st.st_size
@@ -408,7 +411,10 @@ def _entry(
         return (mtime, size, crc, (err.path, err.line, err.field, err.message)), None, b""
     reports = [(r.type, r.message) for r in rule.reports]
     blob = pickle.dumps(rule, protocol=pickle.HIGHEST_PROTOCOL)
-    return (mtime, size, crc, rule.id, rule.replaces, list(rule.needs), reports), rule, blob
+    # the literal each regex's matches hold, read once here instead of in every run
+    lits = {p: required.required_literal(p) for p in sorted(rule_regexes(rule))}
+    rec = (mtime, size, crc, rule.id, rule.replaces, list(rule.needs), reports, lits)
+    return rec, rule, blob
 
 
 def _write(path: Path, parts: list[bytes]) -> None:

@@ -5,6 +5,7 @@ Regexes are RE2 (linear time): no rule can make the tool hang on a hostile log.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import field
 from typing import Annotated, Any, Literal
 
@@ -39,6 +40,27 @@ def _check_condition(cond: Any, path: str) -> None:
             compile_regex(regex)
         except ValueError as exc:
             raise ValueError(f"{path}.{cond.kind}.{key}: {exc}") from None
+
+
+def condition_regexes(cond: Any) -> Iterator[str]:
+    """Every regex of a condition (recursively)."""
+    if isinstance(cond, (AllCond, AnyCond, NoneCond)):
+        for sub in getattr(cond, cond.kind):
+            yield from condition_regexes(sub)
+    elif not isinstance(cond, FactCond):
+        for _key, regex in cond.regexes():
+            yield regex
+
+
+def rule_regexes(rule: Rule) -> set[str]:
+    """Every regex a rule searches with: its conditions, its notes' and remedies' ``when``
+    and its ``reports``."""
+    conds = [c for kind in ("all", "any", "none") for c in getattr(rule.match, kind)]
+    conds += [note.when for note in rule.notes]
+    conds += [rem.when for rem in rule.remedies if rem.when is not None]
+    found = {regex for cond in conds for regex in condition_regexes(cond)}
+    found.update(v for rep in rule.reports for v in (rep.type, rep.message) if v is not None)
+    return found
 
 
 _CONFIG = {"extra": "forbid", "use_attribute_docstrings": True}

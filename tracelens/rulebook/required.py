@@ -30,12 +30,21 @@ _PLAIN_FLAGS = re.UNICODE | re.MULTILINE | re.DOTALL
 
 
 _asked: set[str] = set()
+_known: dict[str, str | None] = {}
+
+
+def learn(literals: dict[str, str | None]) -> None:
+    """Take the literals of the rules' regexes as the rule index read them when it was built."""
+    _known.update(literals)
 
 
 def reused_literal(pattern: str) -> str | None:
-    """:func:`required_literal`, from the second time a pattern is asked for on (None the
-    first time). Reading a pattern costs about what RE2 takes to search a crash log once, so
-    a single ``diagnose`` skips it and a batch of logs (``ingest``, ``rules test``) gains."""
+    """The pattern's literal when the rule index holds it (:func:`learn`), else
+    :func:`required_literal` from the second time a pattern is asked for on (None the first
+    time): reading a pattern costs about what RE2 takes to search a crash log once, so a
+    single ``diagnose`` skips it and a batch of logs (``ingest``, ``rules test``) gains."""
+    if pattern in _known:
+        return _known[pattern]
     if pattern not in _asked:
         _asked.add(pattern)
         return None
