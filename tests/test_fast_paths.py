@@ -426,3 +426,27 @@ def test_key_values_of_every_corpus_line_with_an_equals_sign():
     ]
     assert len(texts) > 1000
     assert [_KeyValues(t).pairs() for t in texts] == [CharByChar(t).pairs() for t in texts]
+
+
+MASKED = [
+    "Received request chatcmpl-1: prompt: 'why CUDA out of memory?', params: SamplingParams(n=1)",
+    "Received request chatcmpl-2: params: SamplingParams(n=1), prompt_token_ids: None, lora_request: None.",
+    "Received request cmpl-3: prompt_token_ids: [1, 2, 3], lora_request: None.",
+    "Generated response chatcmpl-4: output: 'fine', output_token_ids: [5], finish_reason: stop",
+    'GenerateReqInput(text="boom", sampling_params={})',
+    'ChatCompletionRequest(messages=[{"role": "user", "content": "hi"}], model=\'m\')',
+    "Received request chatcmpl-5 with nothing quoted",
+    "INFO prompt: printed without request words: 'kept'",
+]
+
+
+@pytest.mark.parametrize("text", MASKED)
+def test_masking_with_one_search_first_is_the_six_substitutions(text):
+    from tracelens.parse.usercontent import _REQUEST_LOG, ALL_USER_CONTENT_PATTERNS, substitute
+    from tracelens.regex import compile_regex
+
+    expected = text
+    if any(k in text for k in _REQUEST_LOG):
+        for kind, rx, group in ALL_USER_CONTENT_PATTERNS:
+            expected = substitute(kind, compile_regex(rx), group, expected)
+    assert without_user_content(text) == expected

@@ -37,6 +37,7 @@ ALL_USER_CONTENT_PATTERNS: tuple[tuple[str, str, int], ...] = (
 )
 """Everything a user typed or a model wrote, in every form a log prints it: what redaction
 removes from stored and exported text."""
+_ANY_USER_CONTENT = "|".join(rx for _kind, rx, _group in ALL_USER_CONTENT_PATTERNS)
 
 _REQUEST_LOG = (
     "Received request",
@@ -75,6 +76,8 @@ def without_user_content(text: str) -> str:
     user typed is not what the software printed, whatever error text it quotes."""
     if not any(k in text for k in _REQUEST_LOG):
         return text
+    if compile_regex(_ANY_USER_CONTENT).search(text) is None:
+        return text  # a request line holding no prompt or output: one search, not six
     for kind, rx, group in ALL_USER_CONTENT_PATTERNS:
         text = substitute(kind, compile_regex(rx), group, text)
     return text
