@@ -135,3 +135,49 @@ def test_a_batch_stats_each_rule_file_once(tmp_path, monkeypatch, batch, expecte
             fh.write(RULE.format(id=rule_id, needs=needs, cause="second"))
             fh.truncate()
     assert {text: _causes(rs, text) for text in ("boom", "bang")} == expected
+
+
+def _carried_on_plain(records, after: int) -> bool:
+    """The line-by-line definition: a few progress lines after ``after``, no restart first."""
+    from tracelens.rulebook.origin import _MIN_PROGRESS, _PROGRESS, _RUN_START
+
+    seen = 0
+    for rec in records:
+        if rec.line <= after:
+            continue
+        if _RUN_START.search(rec.text):
+            return False
+        if _PROGRESS.search(rec.text):
+            seen += 1
+            if seen >= _MIN_PROGRESS:
+                return True
+    return False
+
+
+_OK = 'INFO: 10.0.0.1 - "POST /v1/completions HTTP/1.1" 200 OK'
+CARRIED = [
+    # (case, lines after the failure at line 1)
+    ("three answered requests", [_OK] * 3),
+    ("two", [_OK] * 2),
+    ("a restart first", ["INFO vLLM API server version 0.9.0", *[_OK] * 3]),
+    ("a restart after", [*[_OK] * 3, "INFO vLLM API server version 0.9.0"]),
+    ("training, any case", ["Step 1 LOSS 2.0", "ITER 3: loss = 2", "epoch: [0][100/625] Loss 6.7"]),
+    ("a long s and Arabic digits", ["Step 1 LOſS 2", "step ٣ loss 1", "train: [0/3] loss 2"]),
+    ("loss without a step", ["loss 1", "loss 2", "loss 3"]),
+    ("words in passing", ["exit", "succeeded", "exited with code 0", "moving on"]),
+    ("4xx is no progress", ['"GET / HTTP/1.1" 404'] * 3),
+    ("batches", ["Decode batch. #running-req: 1", "Prefill batch, x", "Decode batch. y"]),
+    ("an sglang start", ["server_args=ServerArgs(x=1)", *[_OK] * 3]),
+    ("non-UTF-8 bytes", ["bad \udcff " + _OK, _OK, "\udcfe" + _OK]),
+    ("nothing", []),
+]
+
+
+@pytest.mark.parametrize("lines", [c[1] for c in CARRIED], ids=[c[0] for c in CARRIED])
+def test_carried_on_finds_what_the_line_by_line_check_finds(lines):
+    from tracelens.models import Record
+    from tracelens.rulebook.origin import _carried_on
+
+    records = [Record(line=n, text=t) for n, t in enumerate(["Traceback", *lines], 1)]
+    assert _carried_on(records, 1) == _carried_on_plain(records, 1)
+    assert _carried_on(records, 0) == _carried_on_plain(records, 0)

@@ -7,6 +7,7 @@ Python's are Unicode, so RE2 only proposes candidate lines (the caller's RE2 pat
 wherever the Python one matches a line) and each candidate is checked with the Python regex:
 the answer is the same as line by line.
 
+>>> import re
 >>> from tracelens.models import Record
 >>> from tracelens.regex import compile_regex
 >>> recs = [Record(line=n, text=t) for n, t in enumerate(["a", "vLLM API server version 1", "b"], 1)]
@@ -17,15 +18,20 @@ the answer is the same as line by line.
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from itertools import accumulate
-from typing import Any
+from typing import Any, Protocol
 
 from tracelens.models import Record
 
 
-def records_matching(records: list[Record], rx: re.Pattern[str], candidates: Any) -> list[int]:
+class Searcher(Protocol):
+    """A regex, or anything with its ``search``."""
+
+    def search(self, text: str, /) -> Any: ...
+
+
+def records_matching(records: list[Record], rx: Searcher, candidates: Any) -> list[int]:
     """Indices of the records whose text ``rx`` finds (``rx.search``), in order.
 
     ``candidates``: an RE2 bytes regex, multi-line, that matches the UTF-8 of the records'

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
@@ -385,18 +386,37 @@ def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]
 
 def _carried_on(records: list[Record], after: int) -> bool:
     """At least a few progress lines after ``after``, in the same run (a restart is a new
-    run: the one that failed did not carry on)."""
+    run: the one that failed did not carry on). The lines that may be either are found by
+    one RE2 pass (:data:`_PROGRESS_OR_START`), each then checked as before."""
     seen = 0
-    for rec in records:
-        if rec.line <= after:
-            continue
-        if _RUN_START.search(rec.text):
+    tail = [rec for rec in records if rec.line > after]
+    for k in records_matching(
+        tail, _StartOrProgress, compile_regex(_PROGRESS_OR_START, multiline=True)
+    ):
+        if _RUN_START.search(tail[k].text):
             return False
-        if _PROGRESS.search(rec.text):
-            seen += 1
-            if seen >= _MIN_PROGRESS:
-                return True
+        seen += 1
+        if seen >= _MIN_PROGRESS:
+            return True
     return False
+
+
+class _StartOrProgress:
+    """A line :func:`_carried_on` stops at: a run's start or a progress line."""
+
+    @staticmethod
+    def search(text: str) -> Any:
+        return _RUN_START.search(text) or _PROGRESS.search(text)
+
+
+_PROGRESS_OR_START = (
+    rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
+    rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
+    rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
+    rb"worker continues"
+)
+"""A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
+for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
 
 
 # one line per start of a program; an engine's own start counts only where no server banner does
