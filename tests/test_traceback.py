@@ -685,3 +685,24 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
     assert tb.exception.type == "ImportError"
     assert tb.exception.message.rstrip().endswith(message_end)
     assert "Could not load the library" in tb.exception.message
+
+
+@pytest.mark.parametrize(
+    "after",
+    [
+        "Processed prompts:   0%|          | 0/200 [00:00<?, ?it/s]",
+        "100%|##########| 2/2 [00:01<00:00,  1.10it/s]",
+        "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.10s/it]",
+    ],
+    ids=["tqdm-with-description", "tqdm-bare", "vllm-shards"],
+)
+def test_a_progress_bar_after_an_exception_is_not_its_message(after):
+    lines = [
+        "Traceback (most recent call last):",
+        '  File "a.py", line 3, in <module>',
+        "    model_executable = self.graph_runners[graph_batch_size]",
+        "KeyError: 72",
+        after,
+    ]
+    tb = parse_records(records_from_text("\n".join(lines)))[0]
+    assert (tb.exception.type, tb.exception.message) == ("KeyError", "72")
