@@ -35,7 +35,11 @@ LINES = [
 
 def build(path: Path, size_mb: int) -> None:
     seed = SEED.read_text().splitlines(keepends=True)
-    startup, crash = seed[:120], seed[120:]
+    # the server's start-up, then requests, then the crash: the seed cut at its first error line
+    # (until 2026-12-02 it was cut after line 120, inside the crash's tracebacks, which put
+    # 200 MB of requests between a traceback's header and its frames: no server prints that)
+    cut = next(k for k, line in enumerate(seed) if " ERROR " in line or "Traceback" in line)
+    startup, crash = seed[:cut], seed[cut:]
     target = size_mb << 20
     with open(path, "w") as f:
         f.writelines(startup)
