@@ -181,3 +181,33 @@ def test_carried_on_finds_what_the_line_by_line_check_finds(lines):
     records = [Record(line=n, text=t) for n, t in enumerate(["Traceback", *lines], 1)]
     assert _carried_on(records, 1) == _carried_on_plain(records, 1)
     assert _carried_on(records, 0) == _carried_on_plain(records, 0)
+
+
+STORED = [
+    {"a": ["x", {"b": "y"}], "n": 3, "f": 0.5, "none": None, "t": True},
+    {"text": 'Größe ⏎ 日本 \\ " \n\t', "nested": [[[]], {}]},
+    {},
+]
+
+
+@pytest.mark.parametrize("data", STORED)
+def test_a_stored_blob_reads_back_as_the_plain_json(data):
+    import json
+    import zlib
+
+    from tracelens.incidents.records import encode_document, encode_report
+
+    for encode in (encode_report, encode_document):
+        assert zlib.decompress(encode(data)) == json.dumps(data).encode()
+
+
+@pytest.mark.parametrize("text", ["plain", 'Größe \\ " \n', "bad \udcff byte"])
+def test_a_stored_excerpt_reads_back_as_the_plain_json(text):
+    import json
+    import zlib
+
+    from tracelens.incidents.records import Excerpt, ExcerptLine, encode_excerpt, excerpt_dict
+
+    ex = Excerpt(lines=[ExcerptLine(line=3, text=text, process="rank0", evidence=True)])
+    plain = json.dumps(excerpt_dict(ex), ensure_ascii=False).encode("utf-8", "surrogatepass")
+    assert zlib.decompress(encode_excerpt(ex)) == plain
