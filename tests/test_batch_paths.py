@@ -170,6 +170,8 @@ CARRIED = [
     ("an sglang start", ["server_args=ServerArgs(x=1)", *[_OK] * 3]),
     ("non-UTF-8 bytes", ["bad \udcff " + _OK, _OK, "\udcfe" + _OK]),
     ("nothing", []),
+    ("spread over chunks", ["x", _OK, "y", "z", _OK, "w", _OK]),
+    ("a restart in a later chunk", ["x", _OK, "y", "vLLM API server version 1", _OK, _OK]),
 ]
 
 
@@ -179,8 +181,9 @@ def test_carried_on_finds_what_the_line_by_line_check_finds(lines):
     from tracelens.rulebook.origin import _carried_on
 
     records = [Record(line=n, text=t) for n, t in enumerate(["Traceback", *lines], 1)]
-    assert _carried_on(records, 1) == _carried_on_plain(records, 1)
-    assert _carried_on(records, 0) == _carried_on_plain(records, 0)
+    for chunk in (1, 2, 3, 256):
+        assert _carried_on(records, 1, chunk) == _carried_on_plain(records, 1)
+        assert _carried_on(records, 0, chunk) == _carried_on_plain(records, 0)
 
 
 STORED = [

@@ -384,20 +384,22 @@ def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]
     return f.origin, f.recovered
 
 
-def _carried_on(records: list[Record], after: int) -> bool:
+def _carried_on(records: list[Record], after: int, chunk: int = 256) -> bool:
     """At least a few progress lines after ``after``, in the same run (a restart is a new
-    run: the one that failed did not carry on). The lines that may be either are found by
-    one RE2 pass (:data:`_PROGRESS_OR_START`), each then checked as before."""
+    run: the one that failed did not carry on). The lines that may be either are found by one
+    RE2 pass over each ``chunk`` lines (:data:`_PROGRESS_OR_START`), each then checked as
+    before; a log of many answered requests is decided within its first chunk."""
     seen = 0
     tail = [rec for rec in records if rec.line > after]
-    for k in records_matching(
-        tail, _StartOrProgress, compile_regex(_PROGRESS_OR_START, multiline=True)
-    ):
-        if _RUN_START.search(tail[k].text):
-            return False
-        seen += 1
-        if seen >= _MIN_PROGRESS:
-            return True
+    candidates = compile_regex(_PROGRESS_OR_START, multiline=True)
+    for start in range(0, len(tail), chunk):
+        part = tail[start : start + chunk]
+        for k in records_matching(part, _StartOrProgress, candidates):
+            if _RUN_START.search(part[k].text):
+                return False
+            seen += 1
+            if seen >= _MIN_PROGRESS:
+                return True
     return False
 
 
