@@ -7,7 +7,14 @@ import json
 
 import pytest
 from textual.widgets import DataTable, Input, Static
-from tui_fixtures import make_store, notes, own_config, run, seed_report  # noqa: F401 (autouse)
+from tui_fixtures import (  # noqa: F401 (own_config: autouse)
+    make_store,
+    notes,
+    own_config,
+    own_dirs,
+    run,
+    seed_report,
+)
 
 from tracelens.incidents.store import Store
 from tracelens.tui import make_app
@@ -88,38 +95,62 @@ def test_export_shows_a_full_default_path_and_says_where_it_wrote(db, tmp_path, 
     run(make_app(db_path=db), steps)
 
 
-@pytest.mark.parametrize(
-    "given, written, error",
-    [
-        ("{tmp}/out", "{tmp}/out/tracelens-incident-{id}.md", None),  # a folder: the name shown
-        ("{tmp}/out/mine.md", "{tmp}/out/mine.md", None),
-        ("mine.md", "{cwd}/mine.md", None),  # relative to the folder shown
-        ("{tmp}/no/such/dir/t.md", None, "no such folder"),
-    ],
-)
-def test_export_to_a_folder_a_file_or_nowhere(db, tmp_path, monkeypatch, given, written, error):
-    (tmp_path / "out").mkdir()
-    cwd = tmp_path / "cwd"
-    cwd.mkdir()
-    monkeypatch.chdir(cwd)
-    result: dict = {}
+EXPORTS = [
+    ("{tmp}/out", "{tmp}/out/tracelens-incident-{id}.md", None),  # a folder: the name shown
+    ("{tmp}/out/mine.md", "{tmp}/out/mine.md", None),
+    ("mine.md", "{cwd}/mine.md", None),  # relative to the folder shown
+    ("{tmp}/no/such/dir/t.md", None, "no such folder"),
+]
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory):
+    """One run exports the first incident to each path of EXPORTS in turn (the dialog opened
+    anew each time, closed with escape where it stayed open); for each: the incident's id, the
+    messages that export added, and whether the dialog stayed open. The paths differ, so no
+    export finds the file of another."""
+    base = tmp_path_factory.mktemp("exports")
+    db = make_store(base / "incidents.db")
+    (base / "out").mkdir()
+    (base / "cwd").mkdir()
+    results: dict = {}
 
     async def steps(pilot, app):
-        await pilot.press("enter", "t")
-        await pilot.pause()
-        result["id"] = app.screen.view.incident.id
-        app.screen.query_one("#path", Input).value = given.format(tmp=tmp_path)
         await pilot.press("enter")
         await pilot.pause()
-        result["notes"] = notes(app)
-        result["still_open"] = isinstance(app.screen, ExportScreen)
+        for given, _written, _error in EXPORTS:
+            before = list(app._notifications)  # (a message may expire meanwhile)
+            await pilot.press("t")
+            await pilot.pause()
+            assert isinstance(app.screen, ExportScreen), given
+            app.screen.query_one("#path", Input).value = given.format(tmp=base)
+            await pilot.press("enter")
+            await pilot.pause()
+            results[given] = {
+                "id": app.screen.view.incident.id,
+                "notes": [n.message for n in app._notifications if n not in before],
+                "still_open": isinstance(app.screen, ExportScreen),
+            }
+            if results[given]["still_open"]:
+                await pilot.press("escape")
+                await pilot.pause()
+            assert isinstance(app.screen, DiagnosisScreen), given
 
-    run(make_app(db_path=db), steps)
+    with own_dirs(base), pytest.MonkeyPatch.context() as mp:
+        mp.chdir(base / "cwd")
+        run(make_app(db_path=db), steps)
+    return base, results
+
+
+@pytest.mark.parametrize("given, written, error", EXPORTS)
+def test_export_to_a_folder_a_file_or_nowhere(exports, given, written, error):
+    base, results = exports
+    result = results[given]
     if error:
         assert result["still_open"] and any(error in m for m in result["notes"])
-        assert not list(tmp_path.rglob("t.md"))
+        assert not list(base.rglob("t.md"))
     else:
-        target = tmp_path.resolve() / written.format(tmp="", cwd="cwd", id=result["id"]).lstrip("/")
+        target = base.resolve() / written.format(tmp="", cwd="cwd", id=result["id"]).lstrip("/")
         assert target.is_file() and not result["still_open"]
         assert any(f"written to {target}" in m for m in result["notes"])
 
