@@ -13,3 +13,36 @@ import textual.constants  # noqa: E402
 textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+# Under xdist (`pytest -n auto`, the README's and CI's command) whole files go to a worker
+# (`--dist loadfile` in pyproject.toml): a module's fixtures, such as the similar-incident
+# tests' store of every labelled log, are built by one worker, not by each worker that runs
+# some of its tests. The files are handed out in the order below, longest first, so that no
+# worker is left running one of them alone at the end (`--no-loadscope-reorder` keeps this
+# order; xdist would otherwise start with the files of most tests). Seconds of wall time in a
+# serial run (docs/testing.md); a file not named keeps its place after these.
+LONGEST_FIRST = [
+    "test_redaction.py",
+    "test_tui_snapshots.py",
+    "test_tui_log.py",
+    "test_similar.py",
+    "test_tui.py",
+    "test_fleet_ray.py",
+    "test_tui_screens.py",
+    "test_tui_keys.py",
+    "test_grammar_table.py",
+    "test_environment_failures.py",
+    "test_corpus.py",
+    "test_markup.py",
+    "test_pathological.py",
+    "test_fast_paths.py",
+    "test_tui_filter.py",
+    "test_rules.py",
+]
+
+
+def pytest_collection_modifyitems(items) -> None:
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    # sorted() is stable: a file's tests stay together and in their order
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)) if item.path else len(rank))
