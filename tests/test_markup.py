@@ -4,11 +4,12 @@ tables) and Jira ({noformat}, links, images, colour, tables) show it as the char
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 
 import pytest
 from markdown_it import MarkdownIt
-from tui_fixtures import seed_report
+from tui_fixtures import own_dirs, seed_report
 
 from tracelens.cli import main
 from tracelens.engine import diagnose
@@ -17,6 +18,7 @@ from tracelens.incidents.ticket import render_ticket
 from tracelens.models import Report
 from tracelens.render import render
 from tracelens.tui import make_app
+from tracelens.tui.remedies import RemedyList
 
 HOSTILE = [
     "[/]",
@@ -29,24 +31,49 @@ HOSTILE = [
 ]
 
 
-@pytest.mark.parametrize("text", HOSTILE)
-def test_copied_toast_shows_log_text_literally(tmp_path, text):
-    seen = {}
+@pytest.fixture(scope="module")
+def copied(tmp_path_factory) -> dict:
+    """One app run over a report whose remedies carry each hostile text in turn (its title and
+    its command): each remedy chosen with down (the first is highlighted on arrival; down
+    scrolls the page first while the highlighted one is below it) and copied with c. For each text: the toasts its copy added, the clipboard, and whether the app
+    still runs."""
     rep = seed_report()
-    rep.diagnoses[0].remedies[0].title = text
-    rep.diagnoses[0].remedies[0].commands = [f"vllm serve /models/{text}"]
+    first = rep.diagnoses[0].remedies[0]
+    rep.diagnoses[0].remedies = [
+        dataclasses.replace(first, title=text, commands=[f"vllm serve /models/{text}"])
+        for text in HOSTILE
+    ]
+    seen: dict = {}
 
-    async def go():
-        app = make_app(db_path=tmp_path / "none.db", report=rep)
+    async def go(app):
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
-            await pilot.press("c")  # the first remedy is highlighted on arrival
-            await pilot.pause()
-            seen["toasts"] = [(n.message, n.markup) for n in app._notifications]
-            seen["clipboard"] = app.clipboard
-            seen["running"] = app.is_running
+            for k, text in enumerate(HOSTILE):
+                for _ in range(40):  # down scrolls the page while the remedy is below it
+                    if app.screen.query_one(RemedyList).index == k:
+                        break
+                    await pilot.press("down")
+                    await pilot.pause()
+                before = list(app._notifications)
+                await pilot.press("c")
+                await pilot.pause()
+                seen[text] = {
+                    "toasts": [
+                        (n.message, n.markup) for n in app._notifications if n not in before
+                    ],
+                    "clipboard": app.clipboard,
+                    "running": app.is_running,
+                }
 
-    asyncio.run(go())
+    base = tmp_path_factory.mktemp("copied")
+    with own_dirs(base):
+        asyncio.run(go(make_app(db_path=base / "none.db", report=rep)))
+    return seen
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_copied_toast_shows_log_text_literally(copied, text):
+    seen = copied[text]
     assert seen["running"]
     assert seen["clipboard"] == f"vllm serve /models/{text}"
     assert seen["toasts"] and all(markup is False for _message, markup in seen["toasts"])
