@@ -224,7 +224,8 @@ def main() -> None:
             wall, cpu, summary = run(args, folder, work, opts.repeat)
             print(
                 f"  {name:22} {len(logs) / wall:7.1f} logs/s  wall {wall:6.2f} s  "
-                f"cpu {cpu:6.2f} s   ({summary.split(' (')[0]})"
+                f"cpu {cpu:6.2f} s ({1000 * cpu / len(logs):.2f} ms/log)   "
+                f"({summary.split(' (')[0]})"
             )
         if opts.ray and not opts.stages_only:
             print(f"  local Ray start and shutdown alone: {ray_start(opts.repeat):.2f} s")
