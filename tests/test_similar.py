@@ -155,6 +155,10 @@ MODULE = "ModuleNotFoundError | No module named '{}' | "
         (q("unrecognized | AssertionError |  | fetch_new_loras > prepare_lora_batch", "unrecognized"), ("unrecognized | AssertionError |  | update_state_after_alloc > update_state", "unrecognized"), 0, DEFAULT_MIN_SCORE - 1),
         # "unrecognized" on both sides is no shared cause
         (q("unrecognized | KeyError | 'lm_head.weight' | save_checkpoint", "unrecognized"), ("unrecognized | KeyError | 'lm_head.weight' | save_checkpoint", "unrecognized"), 95, 100),
+        # a known cause on one side only: a generic error worded alike is not enough
+        (q("unrecognized | IndexError | list index out of range | extract_tool_calls > _stream", "unrecognized"), ("torch/distributed/device-mesh-rank-outside-mesh | IndexError | list index out of range | get_group > _init_mesh", "torch/distributed/device-mesh-rank-outside-mesh"), 0, 75),
+        # ... while the same error and frames word for word are still shown
+        (q("unrecognized | ValueError | block table is full | allocate > schedule", "unrecognized"), ("vllm/x | ValueError | block table is full | allocate > schedule", "vllm/x"), DEFAULT_MIN_SCORE, 80),
     ],
 )  # fmt: skip
 def test_similarity(query, stored, low, high):

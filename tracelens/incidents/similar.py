@@ -35,6 +35,9 @@ DEFAULT_MIN_SCORE = 60.0
 """Below this score an incident is not shown as similar (see docs/similar.md)."""
 RESOLVED_BOOST = 10.0
 """How much more a resolved incident counts when ordering (the score shown is unchanged)."""
+ONE_SIDED = 0.75
+"""What an error's likeness counts when one incident's rule names a known cause and the other's
+names none (a generic ``IndexError: list index out of range`` is many failures)."""
 GENERIC_RULES = frozenset({"unrecognized", "-", ""})
 """Rule ids that name no cause: two incidents sharing one are not alike for that."""
 
@@ -150,7 +153,8 @@ def similarity(
     on one side only also counts), not for another model type under one "model type unknown". The diagnoses then
     weigh in: the same rule (the same known cause) lifts the score to ``45 + 0.55 × that``;
     two different rules (two different known causes) cut it to half; with no rule on one side,
-    the same category adds 5."""
+    the same category adds 5 and the whole counts :data:`ONE_SIDED` (had the two been one
+    failure, the rule that knows it would have named both)."""
     a = _parts or parts(q.signature)
     b = parts(sig)
     frames = fuzz.token_set_ratio(a.frames, b.frames) if (a.frames and b.frames) else 50.0
@@ -176,6 +180,8 @@ def similarity(
         return 0.5 * text
     if q.category and q.category == category and q.category != "unclassified":
         text += 5
+    if mine or theirs:  # a known cause on one side only: its rule would have named the other
+        text *= ONE_SIDED
     return min(100.0, text)
 
 
