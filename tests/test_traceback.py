@@ -693,8 +693,9 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
         "Processed prompts:   0%|          | 0/200 [00:00<?, ?it/s]",
         "100%|##########| 2/2 [00:01<00:00,  1.10it/s]",
         "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.10s/it]",
+        "Killing subprocess 14681",
     ],
-    ids=["tqdm-with-description", "tqdm-bare", "vllm-shards"],
+    ids=["tqdm-with-description", "tqdm-bare", "vllm-shards", "torch-1-launcher"],
 )
 def test_a_progress_bar_after_an_exception_is_not_its_message(after):
     lines = [

@@ -46,6 +46,8 @@ _NEW_OUTPUT = re.compile(
     # a progress bar (tqdm: "Processed prompts:   0%|    | 0/200 [00:00<?, ?it/s]", vLLM's
     # "Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]")
     r".{0,120}?\b\d{1,3}%(?:\|[^|]*\|| Completed \|) *[\d.]+[kMG]?(?:/|it)|"
+    # torch.distributed.launch (torch 1.x) stopping the other ranks
+    r"Killing subprocess \d+$|"
     # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
     r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"
 )
