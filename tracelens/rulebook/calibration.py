@@ -29,18 +29,18 @@ KINDS = (EXPLAINS, ELSEWHERE, UNRECOGNIZED, SYMPTOM)
 
 # BEGIN GENERATED TABLE (benchmarks/calibrate_confidence.py --write)
 TABLE: dict[str, list[tuple[float, float]]] = {
-    "cause-explains-origin": [(0.78, 0.91), (0.92, 0.98), (1.0, 0.99)],
-    "cause-elsewhere": [(1.0, 0.95)],
+    "cause-explains-origin": [(0.8, 0.91), (0.95, 0.97), (1.0, 0.99)],
+    "cause-elsewhere": [(0.45, 0.79), (1.0, 0.96)],
     "unrecognized": [
-        (0.3, 0.26),
-        (0.36, 0.35),
-        (0.37, 0.36),
-        (0.38, 0.41),
+        (0.3, 0.23),
+        (0.36, 0.29),
+        (0.37, 0.33),
+        (0.41, 0.45),
         (0.45, 0.46),
-        (0.5, 0.47),
-        (1.0, 0.59),
+        (0.54, 0.48),
+        (1.0, 0.54),
     ],
-    "symptom": [(0.73, 0.87), (0.78, 0.9), (0.94, 0.97), (1.0, 0.99)],
+    "symptom": [(0.43, 0.69), (0.73, 0.89), (0.8, 0.91), (0.95, 0.97), (1.0, 0.99)],
 }
 # END GENERATED TABLE
 
