@@ -51,11 +51,12 @@ def test_the_title_column_takes_what_the_others_leave(db, size, title_at_least):
 
 @pytest.mark.parametrize(
     "size, category",
-    [((80, 24), "none"), ((120, 40), "cut at 22"), ((200, 50), "whole")],
+    [((80, 24), "none"), ((120, 40), "cut at 22"), ((200, 50), "whole ids, the rest")],
 )
 def test_rules_browser_category_column(tmp_path, size, category):
     """The issue's rules browser gave the category 5 characters; now it has room or is left to
-    the rule pane, which names it."""
+    the rule pane, which names it. On a wide screen every rule id is whole and the category takes
+    what is left (whole, or cut to no fewer than 22 when the longest id needs the room)."""
 
     async def steps(pilot, app):
         await pilot.press("r")
@@ -64,8 +65,12 @@ def test_rules_browser_category_column(tmp_path, size, category):
         table = screen.query_one(DataTable)
         widths = {str(c.key.value): c.width for c in table.columns.values()}
         longest = max(len(lr.rule.category) for lr in screen.rules)
-        expected = {"none": None, "cut at 22": 22, "whole": longest}[category]
-        assert widths.get("category") == expected
+        longest_id = max(len(lr.rule.id) for lr in screen.rules)
+        if category == "whole ids, the rest":
+            assert widths["rule"] == longest_id
+            assert 22 <= widths["category"] <= longest
+        else:
+            assert widths.get("category") == {"none": None, "cut at 22": 22}[category]
         assert widths["rule"] >= 30
 
     run(make_app(db_path=tmp_path / "none.db"), steps, size=size)
