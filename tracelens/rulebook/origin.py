@@ -375,7 +375,21 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     if not real:
         return Failures(None, False, refused, handled)
     last_end = max(c.end for c in real)
-    return Failures(real[0], _carried_on(doc.records, last_end), refused)
+    recovered = _carried_on(doc.records, last_end) and not _vital_thread_died(doc.records)
+    return Failures(real[0], recovered, refused)
+
+
+_VITAL_THREAD = re.compile(
+    r"Exception in thread [^(\n]*\((?:process_input_sockets|process_output_sockets)\)"
+)
+"""vLLM's engine core reads requests and writes results on these two threads: with one of them
+dead, requests already inside may still be answered, but no new one ever is."""
+
+
+def _vital_thread_died(records: list[Record]) -> bool:
+    return any(
+        "Exception in thread" in rec.text and _VITAL_THREAD.search(rec.text) for rec in records
+    )
 
 
 def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]:

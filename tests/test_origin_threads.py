@@ -1,0 +1,43 @@
+"""A failure the program carried on after is downgraded to a warning (it was handled); one that
+killed a thread the engine cannot run without is not, whatever was answered after it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.engine import parse
+from tracelens.rulebook.load import default_rules
+from tracelens.rulebook.origin import Wrappers, find_origin
+
+ANSWERED = "\n".join(
+    f'(APIServer pid=1) INFO:     10.0.0.{k}:5000 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+    for k in range(5)
+)
+
+
+def _log(thread: str) -> str:
+    return "\n".join(
+        [
+            "(APIServer pid=1) INFO 01-20 13:00:00 [api_server.py:1] vLLM API server version 0.13.0",
+            f"(EngineCore_DP0 pid=9) Exception in thread Thread-5 ({thread}):",
+            "(EngineCore_DP0 pid=9) Traceback (most recent call last):",
+            '(EngineCore_DP0 pid=9)   File "/usr/lib/python3.12/threading.py", line 1073, in _bootstrap_inner',
+            "(EngineCore_DP0 pid=9)     self.run()",
+            "(EngineCore_DP0 pid=9) AssertionError: Expected a cached item for mm_hash='x'",
+            ANSWERED,
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("thread", "recovered"),
+    [
+        ("process_input_sockets", False),  # no new request reaches the engine any more
+        ("process_output_sockets", False),
+        ("_report_usage_worker", True),  # a helper thread: the server carried on
+    ],
+)
+def test_a_dead_engine_io_thread_is_never_carried_on_after(thread, recovered):
+    origin, carried_on = find_origin(parse(_log(thread)), Wrappers(default_rules().wrappers))
+    assert origin is not None and "AssertionError" in origin.text
+    assert carried_on is recovered
