@@ -5,6 +5,8 @@ checked against the plain way)."""
 from __future__ import annotations
 
 import pytest
+from test_rule_index import RULE
+from test_rule_index import write as _write
 
 from tracelens.rulebook import prefilter as prefilter_module
 from tracelens.rulebook.load import load
@@ -82,24 +84,6 @@ def test_the_set_is_not_stored_with_the_prefilter():
     again = pickle.loads(pickle.dumps(pf))
     assert again._set is None and again._texts == 0
     assert again.candidates("a boom") == [0, 5]
-
-
-RULE = """id: {id}
-title: t
-category: gpu-oom
-severity: fatal
-needs: [{needs}]
-match: {{all: [{{line: '{needs}'}}]}}
-root_cause: {cause}
-remedies: [{{title: a}}]
-references: [https://example.org]
-"""
-
-
-def _write(root, rule_id: str, needs: str, cause: str) -> None:
-    path = root / f"{rule_id}.yaml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(RULE.format(id=rule_id, needs=needs, cause=cause))
 
 
 def _causes(rs, text: str) -> dict[str, str]:
