@@ -41,3 +41,29 @@ def test_a_dead_engine_io_thread_is_never_carried_on_after(thread, recovered):
     origin, carried_on = find_origin(parse(_log(thread)), Wrappers(default_rules().wrappers))
     assert origin is not None and "AssertionError" in origin.text
     assert carried_on is recovered
+
+
+@pytest.mark.parametrize(
+    ("progress", "recovered"),
+    [
+        # detectron2: the loss is part of each name
+        (
+            "[01/01 10:13:52 d2.utils.events]:  eta: 1 day, 2:11:07  iter: {k}  total_loss: 2.1  loss_cls: 0.8",
+            True,
+        ),
+        ("{{'loss': 0.71, 'grad_norm': 1.2, 'learning_rate': 2e-05, 'epoch': {k}}}", True),
+        ("Epoch {k}: 100%|##########| 50/50 [00:10<00:00]", False),  # no loss: not progress
+    ],
+    ids=["detectron2", "hf-trainer", "no-loss"],
+)
+def test_training_progress_after_a_warning_is_carrying_on(progress, recovered):
+    log = "\n".join(
+        [
+            "node-a:1379562:1379562 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+            "node-a:1379562:1379562 [0] NCCL INFO Using network Socket",
+            *(progress.format(k=k) for k in (19, 39, 59)),
+        ]
+    )
+    origin, carried_on = find_origin(parse(log), Wrappers(default_rules().wrappers))
+    assert origin is not None and "NCCL WARN" in origin.text
+    assert carried_on is recovered

@@ -63,7 +63,8 @@ _PROGRESS = re.compile(
     r"\bThe server is fired up and ready to roll\b|\bsucceeded\b|"
     # a training loop's progress: "step 100 ... loss", "Epoch: [0][100/625] ... Loss 6.7",
     # "Iter 100: loss = 2.1", "Train: [0/300][100/2502] ... loss"
-    r"(?i:\b(?:step|epoch|iter(?:ation)?|train)\b[ =:\[]*\d+\b.*\bloss\b)|"
+    # (the loss may be part of a name: detectron2's "iter: 19  total_loss: 2.113  loss_cls: ...")
+    r"(?i:\b(?:step|epoch|iter(?:ation)?|train)\b[ =:\[]*\d+\b.*loss)|"
     r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b"
 )
 _MIN_PROGRESS = 3
