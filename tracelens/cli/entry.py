@@ -18,15 +18,18 @@ import sys
 
 def run() -> None:
     gc.disable()
-    if len(sys.argv) > 2 and sys.argv[1] == "diagnose":  # a large log starts being scanned now
+    early = len(sys.argv) > 2 and sys.argv[1] == "diagnose"  # a large log: scanned from now on
+    if early:
         from tracelens.read.prescan import start_early
 
         start_early(sys.argv[2:])
     from tracelens.cli import main
 
     code = main()
-    if "tracelens.read.prescan" in sys.modules:
-        sys.modules["tracelens.read.prescan"].discard()
+    if early:  # a scan the command never took (it failed first) is stopped
+        from tracelens.read.prescan import discard
+
+        discard()
     if os.name != "posix":  # elsewhere a temporary file may still need its cleanup
         sys.exit(code)
     for stream in (sys.stdout, sys.stderr):

@@ -211,7 +211,8 @@ class Prefetch:
 
         self.total, self.scanset = total, ss
         self.nl = line_end_of(fp)
-        finder(ss.patterns)  # built once here, inherited by every child
+        finder(ss.patterns)  # built once here, inherited by every child, as are the regexes
+        _ = ss.triggers, ss.tb_only
         cuts = _split(fp, total, workers, self.nl)
         fd = fp.fileno()
         self.children: list[tuple[int, int]] = []  # (pid, read end of its pipe)
