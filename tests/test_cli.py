@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from test_imports import _python
 
 from tracelens.cli import main
 
@@ -265,14 +266,7 @@ def test_a_command_imports_its_own_module_only(argv, imported, not_imported, tmp
     # the user's rule-index cache (a first run builds it, with pydantic: then the second run)
     env = {**os.environ, "TRACELENS_DB": str(tmp_path / "none.db")}
     for _ in range(2):
-        out = subprocess.run(
-            [sys.executable, "-c", _IMPORTS_OF_A_RUN, *argv],
-            capture_output=True,
-            text=True,
-            check=True,
-            env=env,
-            cwd=ROOT,
-        )
+        out = _python(_IMPORTS_OF_A_RUN, *argv, env=env)
     code, *modules = out.stdout.split()
     assert code == "0", out.stderr
     assert imported <= set(modules)
