@@ -135,3 +135,31 @@ def test_training_that_goes_on_after_a_failure_line_makes_it_a_warning(progress,
     log = "starting training\n" + _POLL + "".join(progress.format(n=n) for n in (1, 2, 3, 4))
     first = diagnose(log).diagnoses[0]
     assert first.severity == severity
+
+
+SGL = "[2026-11-20 10:01:02] server_args=ServerArgs(model_path='/models/m', tp_size=2)\n"
+SIGQUIT = "[2026-11-20 10:05:11] Received sigquit from a child process. It usually means the child failed.\n"
+
+
+@pytest.mark.parametrize(
+    "log,top,category",
+    [
+        # SGLang's launcher SIGKILLs its process tree and then itself: the shell's "Killed" is
+        # its doing, not the kernel's OOM killer
+        (SGL + SIGQUIT + "Killed\n", "sglang/scheduler-died", "worker-died"),
+        (
+            SGL + SIGQUIT + "ERROR: process exited with code 137\n",
+            "sglang/scheduler-died",
+            "worker-died",
+        ),
+        # without the notice a bare "Killed" is still an OOM kill
+        (SGL + "Killed\n", "system/host-oom-killed", "host-oom"),
+        # a "Killed" printed before the notice is not explained by it (the OOM rule itself
+        # stays out of logs with the notice: the kill is then reported unrecognized, as host-oom)
+        (SGL + "Killed\n" + SIGQUIT, "unrecognized", "host-oom"),
+    ],
+    ids=["sigquit-then-killed", "sigquit-then-exit-137", "killed-alone", "killed-before-sigquit"],
+)
+def test_a_kill_after_sglangs_sigquit_notice_is_the_launchers_own(log, top, category):
+    first = diagnose(log).diagnoses[0]
+    assert (first.rule_id, first.category) == (top, category)

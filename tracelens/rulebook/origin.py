@@ -50,6 +50,9 @@ _VALIDATION_TYPES = re.compile(
 # pydantic's first line only counts the errors; the next lines say what is wrong
 _VALIDATION = re.compile(r"ValidationError$")
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
+_SELF_KILL = "Received sigquit from a child process"
+"""SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
+(kill_process_tree): a shell's ``Killed`` or an exit code 137 after this notice is its doing."""
 _REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
 """An access-log line of a request the server refused with 4xx."""
 _ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
@@ -318,8 +321,15 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
             )
             break  # the first qualifying exception of a chain is its origin
     starts = {(tb.stream, tb.start_line): tb for tb in doc.tracebacks}
+    self_kill = (
+        next((r.line for r in doc.records if _SELF_KILL in r.text), None)
+        if any(e.kind == "killed" for e in doc.errors)
+        else None
+    )
     for err in doc.errors:
         if err.kind == "level" or err.kind in _WRAPPER_KINDS or _AT_SHUTDOWN.search(err.text):
+            continue
+        if err.kind == "killed" and self_kill is not None and err.line > self_kill:
             continue
         if (err.level or "") in _HANDLED_LEVELS:
             continue
