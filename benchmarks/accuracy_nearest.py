@@ -18,10 +18,11 @@ from pathlib import Path
 import yaml
 
 from tracelens.engine import parse_path
+from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.load import default_rules
 from tracelens.rulebook.nearest import THRESHOLD, index, nearest
 from tracelens.rulebook.origin import Wrappers, find_origin
-from tracelens.rulebook.unrecognized import choose_category, guess_category
+from tracelens.rulebook.unrecognized import choose_category
 
 
 def labelled(folder: Path):

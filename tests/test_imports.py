@@ -25,8 +25,8 @@ UNRECOGNIZED = (
 KILLED = ROOT / "corpus" / "incidents" / "messy-slurm-srun-label-dataloader-worker-oom-killed.log"
 TABLES = (
     "tracelens.read.failures:_shape_regex",
-    "tracelens.rulebook.unrecognized:_by_type",
-    "tracelens.rulebook.unrecognized:_by_words",
+    "tracelens.rulebook.guess:_by_type",
+    "tracelens.rulebook.guess:_by_words",
     "tracelens.parse.normalize:_normalizers",
 )
 
@@ -82,15 +82,15 @@ def built(tmp_path_factory):
         # a failure a rule knows, raised as an exception: no failure line to name, no
         # category to guess, no message to normalize
         (SEED, "tracelens.read.failures:_shape_regex", False),
-        (SEED, "tracelens.rulebook.unrecognized:_by_type", False),
-        (SEED, "tracelens.rulebook.unrecognized:_by_words", False),
+        (SEED, "tracelens.rulebook.guess:_by_type", False),
+        (SEED, "tracelens.rulebook.guess:_by_words", False),
         (SEED, "tracelens.parse.normalize:_normalizers", False),
         (SEED, "tracelens.rulebook.nearest", False),  # the module, not imported
         # a failure line (the OOM killer's): the shapes up to the one it matches
         (KILLED, "tracelens.read.failures:_shape_regex", True),
         # a failure no rule knows: its category guessed from its type, the nearest known
         # failures found by its normalized message
-        (UNRECOGNIZED, "tracelens.rulebook.unrecognized:_by_type", True),
+        (UNRECOGNIZED, "tracelens.rulebook.guess:_by_type", True),
         (UNRECOGNIZED, "tracelens.parse.normalize:_normalizers", True),
         (UNRECOGNIZED, "tracelens.rulebook.nearest", True),
     ],

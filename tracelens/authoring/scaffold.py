@@ -131,7 +131,7 @@ def scaffold(
     if log is not None:
         from tracelens.engine import parse
         from tracelens.rulebook.origin import find_origin
-        from tracelens.rulebook.unrecognized import guess_category
+        from tracelens.rulebook.guess import guess_category
 
         try:
             data = log.read_bytes()

@@ -10,12 +10,11 @@
 
 from __future__ import annotations
 
-import re
 import urllib.parse
-from functools import cache
 from typing import TYPE_CHECKING
 
 from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
+from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
@@ -25,127 +24,6 @@ RULE_ID = "unrecognized"
 _SAY_RESEMBLES = 70.0
 """Score from which the nearest known failure is named in a note (its category is taken from
 the lower threshold on; below this the remedies still list it among the nearest)."""
-
-# What an unrecognized failure most likely is, by its kind or exception type, when no known
-# failure is near enough.
-_BY_KIND = {
-    "killed": "host-oom",
-    "oom": "gpu-oom",
-    "nccl": "nccl-error",
-    "cuda": "gpu-kernel-fault",
-    "container": "cuda-driver-mismatch",
-    "usage": "config-invalid",
-    "validation": "config-invalid",
-    "server": "port-in-use",
-    "compiler": "compile-failure",
-    "linker": "compile-failure",
-    "pip": "dependency-missing",
-    "timeout": "nccl-error",
-}
-
-
-@cache
-def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Exception types and the category they say, compiled on first use (only for a failure
-    no rule knows)."""
-    return (
-        (re.compile(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
-        (re.compile(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
-        (re.compile(r"(?:^|\.)MemoryError$"), "host-oom"),
-        (
-            re.compile(
-                r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound"
-            ),
-            "model-access",
-        ),
-        (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
-        (
-            re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"),
-            "compile-failure",
-        ),
-        (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
-        (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
-    )
-
-
-@cache
-def _tensor() -> re.Pattern[str]:
-    """Words of a shape or dtype mismatch (compiled on first use)."""
-    return re.compile(
-        r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors)\b", re.I
-    )
-
-
-@cache
-def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Words of the message (and the raising module) that say which kind of failure it is,
-    compiled on first use."""
-    return (
-        (
-            re.compile(
-                r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError", re.I
-            ),
-            "host-oom",
-        ),
-        (re.compile(r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED", re.I), "gpu-oom"),
-        (
-            re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I),
-            "nccl-error",
-        ),
-        (
-            re.compile(
-                r"No module named|cannot import name|is not installed|requires the \w+ library|undefined symbol",
-                re.I,
-            ),
-            "dependency-missing",
-        ),
-        (
-            re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I),
-            "tokenizer-error",
-        ),
-        (
-            re.compile(
-                r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?",
-                re.I,
-            ),
-            "quantization-unsupported",
-        ),
-        (
-            re.compile(
-                r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I
-            ),
-            "attention-backend-unsupported",
-        ),
-        (
-            re.compile(r"KV cache|kv_cache|cache blocks|num_gpu_blocks", re.I),
-            "kv-cache-insufficient",
-        ),
-        (
-            re.compile(
-                r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph",
-                re.I,
-            ),
-            "compile-failure",
-        ),
-        (
-            re.compile(
-                r"\bCUDA\b|cuda(?:Error|Malloc|Memcpy)|device-side assert|illegal memory", re.I
-            ),
-            "gpu-kernel-fault",
-        ),
-        (
-            re.compile(r"safetensors|state_dict|checkpoint|No space left|corrupt", re.I),
-            "disk-or-file-corrupt",
-        ),
-        (
-            re.compile(
-                r"not supported|unsupported|must be|should be|invalid|expected .* got|not divisible|exceeds?",
-                re.I,
-            ),
-            "config-invalid",
-        ),
-    )
-
 
 # where to search for a failure raised in a package
 _TRACKER = {
@@ -179,24 +57,6 @@ def explains(diag: Diagnosis, origin: Origin) -> bool:
         if len(ln.strip()) >= 24
     ]
     return any(ln in e.text for ln in lines for e in diag.evidence)
-
-
-def guess_category(origin: Origin) -> str:
-    if origin.kind in _BY_KIND:
-        return _BY_KIND[origin.kind]
-    for rx, cat in _by_type():
-        if rx.search(origin.type) or (cat == "gpu-oom" and rx.search(origin.message[:300])):
-            return cat
-    head = origin.message[:300] if origin.type else origin.text[:300]
-    if _tensor().search(head) and origin.type in ("RuntimeError", "ValueError", "AssertionError"):
-        return "tensor-mismatch"
-    module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
-    for rx, cat in _by_words():
-        if rx.search(head) or (
-            cat in ("compile-failure", "nccl-error", "tokenizer-error") and rx.search(module)
-        ):
-            return cat
-    return "unrecognized"
 
 
 def choose_category(origin: Origin, near: list[Near], threshold: float) -> tuple[str, Near | None]:

@@ -1,0 +1,226 @@
+"""What an unrecognized failure most likely is: the category guessed from its kind, type, words
+and the file that raised it, when no known failure is near enough to lend its own."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.models import Frame
+from tracelens.rulebook.guess import guess_category
+from tracelens.rulebook.origin import Origin
+
+SITE = "/opt/venv/lib/python3.11/site-packages"
+
+
+def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
+    frame = Frame(file=file, lineno=10, function="f") if file else None
+    text = f"{etype}: {message}" if etype else message
+    return Origin(
+        line=1, text=text, stream="main", kind=kind, type=etype, message=message, frame=frame
+    )
+
+
+CASES = [
+    # the message names the failure, whatever raised it
+    (
+        "port",
+        "exception",
+        "RuntimeError",
+        "The server socket has failed to listen on any local network address. code: -98, name: EADDRINUSE, message: address already in use",
+        f"{SITE}/torch/distributed/rendezvous.py",
+        "port-in-use",
+    ),
+    (
+        "stale-nfs",
+        "exception",
+        "OSError",
+        "[Errno 116] Stale file handle",
+        f"{SITE}/torch/serialization.py",
+        "disk-or-file-corrupt",
+    ),
+    (
+        "quota",
+        "exception",
+        "OSError",
+        "[Errno 122] Disk quota exceeded",
+        "/home/u/train.py",
+        "disk-or-file-corrupt",
+    ),
+    ("cuda-kind-oom", "cuda", "", "CUDA error: out of memory", "", "gpu-oom"),
+    (
+        "no-gpu",
+        "exception",
+        "RuntimeError",
+        "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False.",
+        f"{SITE}/torch/serialization.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "abi",
+        "exception",
+        "ImportError",
+        "/x/flash_attn_2_cuda.so: undefined symbol: _ZN3c104cuda9SetDeviceEi",
+        f"{SITE}/flash_attn/flash_attn_interface.py",
+        "native-abi-mismatch",
+    ),
+    (
+        "gguf-arch",
+        "exception",
+        "ValueError",
+        "GGUF model with architecture qwen3moe is not supported yet.",
+        f"{SITE}/transformers/modeling_gguf_pytorch_utils.py",
+        "model-arch-unsupported",
+    ),
+    # a missing library or version, unless the failure's kind says more
+    (
+        "shared-object",
+        "exception",
+        "OSError",
+        "libxgrammar.so: cannot open shared object file: No such file or directory",
+        "/usr/lib/python3.12/ctypes/__init__.py",
+        "dependency-missing",
+    ),
+    (
+        "old-api",
+        "exception",
+        "TypeError",
+        "EngineArgs.__init__() got an unexpected keyword argument 'worker_extension_cls'",
+        f"{SITE}/vllm/entrypoints/llm.py",
+        "dependency-missing",
+    ),
+    (
+        "container-runtime",
+        "container",
+        "",
+        "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown",
+        "",
+        "cuda-driver-mismatch",
+    ),
+    # the type
+    (
+        "hub-id",
+        "exception",
+        "huggingface_hub.errors.HFValidationError",
+        "Repo id must use alphanumeric chars",
+        f"{SITE}/huggingface_hub/utils/_validators.py",
+        "model-access",
+    ),
+    (
+        "ray-actor",
+        "exception",
+        "ray.exceptions.RayActorError",
+        "The actor died because of an error raised in its creation task",
+        f"{SITE}/ray/_private/worker.py",
+        "ray-cluster",
+    ),
+    (
+        "pydantic-quant",
+        "exception",
+        "pydantic_core._pydantic_core.ValidationError",
+        "1 validation error for VllmConfig\n  Value error, torch.bfloat16 is not supported for quantization method awq.",
+        f"{SITE}/pydantic/_internal/_dataclasses.py",
+        "quantization-unsupported",
+    ),
+    (
+        "pydantic-plain",
+        "exception",
+        "pydantic_core._pydantic_core.ValidationError",
+        "1 validation error for ModelConfig\n  Value error, max_model_len must be positive",
+        f"{SITE}/pydantic/_internal/_dataclasses.py",
+        "config-invalid",
+    ),
+    # the file that raised it
+    (
+        "attention-dir",
+        "exception",
+        "ValueError",
+        "Head size 40 is not supported by MLACommon.",
+        f"{SITE}/vllm/v1/attention/backends/mla/common.py",
+        "attention-backend-unsupported",
+    ),
+    (
+        "quant-dir",
+        "exception",
+        "AssertionError",
+        "float16 is required for MoE compressed models.",
+        f"{SITE}/vllm/model_executor/layers/quantization/compressed_tensors/compressed_tensors_moe.py",
+        "quantization-unsupported",
+    ),
+    (
+        "auto-class",
+        "exception",
+        "KeyError",
+        "'qwen2'",
+        f"{SITE}/transformers/models/auto/configuration_auto.py",
+        "model-arch-unsupported",
+    ),
+    # tensors
+    (
+        "long-target",
+        "exception",
+        "RuntimeError",
+        "Expected object of scalar type Long but got scalar type Float for argument #2 'target'",
+        f"{SITE}/torch/nn/functional.py",
+        "tensor-mismatch",
+    ),
+    (
+        "mps-float64",
+        "exception",
+        "TypeError",
+        "Cannot convert a MPS Tensor to float64 dtype as the MPS framework doesn't support float64.",
+        "/home/u/train.py",
+        "tensor-mismatch",
+    ),
+    # a kernel fault needs a kernel's words: a device named in a message is not one
+    (
+        "device-named",
+        "exception",
+        "ValueError",
+        "The requested device for vllm (cuda:1) is not available.",
+        f"{SITE}/trl/trainer/grpo_trainer.py",
+        "config-invalid",
+    ),
+    (
+        "kernel-fault",
+        "exception",
+        "RuntimeError",
+        "CUBLAS_STATUS_EXECUTION_FAILED when calling cublasGemmEx",
+        "/home/u/model.py",
+        "gpu-kernel-fault",
+    ),
+    # a framework's own check with no other word: the configuration it was given
+    (
+        "framework-assert",
+        "exception",
+        "AssertionError",
+        "Sleep mode can only be used for one instance per process.",
+        f"{SITE}/vllm/v1/worker/gpu_worker.py",
+        "config-invalid",
+    ),
+    (
+        "windows-path",
+        "exception",
+        "IndexError",
+        "list index out of range",
+        "C:\\venv\\Lib\\site-packages\\lightning\\fabric\\connector.py",
+        "config-invalid",
+    ),
+    # the user's own code with nothing to go by stays unrecognized
+    (
+        "user-code",
+        "exception",
+        "NameError",
+        "name 'model' is not defined",
+        "/home/u/train.py",
+        "unrecognized",
+    ),
+    # kinds keep their meaning
+    ("killed", "killed", "", "Killed", "", "host-oom"),
+]
+
+
+@pytest.mark.parametrize(
+    "kind,etype,message,file,category", [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_category_of_an_unrecognized_failure(kind, etype, message, file, category):
+    assert guess_category(_origin(kind, etype, message, file)) == category

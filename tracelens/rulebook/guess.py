@@ -1,0 +1,265 @@
+"""What a failure no rule knows most likely is: a taxonomy category guessed from its kind, its
+exception type, the words of its message and the file that raised it, for when no known failure
+is near enough to lend its own (``tracelens.rulebook.unrecognized``) and for a scaffolded rule
+(``tracelens rules new --from LOG``)."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from tracelens.rulebook.origin import Origin
+
+# What an unrecognized failure most likely is, by its kind or exception type, when no known
+# failure is near enough.
+_BY_KIND = {
+    "killed": "host-oom",
+    "oom": "gpu-oom",
+    "nccl": "nccl-error",
+    "cuda": "gpu-kernel-fault",
+    "container": "cuda-driver-mismatch",
+    "usage": "config-invalid",
+    "validation": "config-invalid",
+    "server": "port-in-use",
+    "compiler": "compile-failure",
+    "linker": "compile-failure",
+    "pip": "dependency-missing",
+    "timeout": "nccl-error",
+}
+
+
+@cache
+def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Exception types and the category they say, compiled on first use (only for a failure
+    no rule knows)."""
+    return (
+        (re.compile(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
+        (re.compile(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
+        (re.compile(r"(?:^|\.)MemoryError$"), "host-oom"),
+        (
+            re.compile(
+                r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound|"
+                r"DatasetNotFound|HFValidationError$"
+            ),
+            "model-access",
+        ),
+        (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
+        (re.compile(r"^ray\.exceptions\.(?!RayTaskError)|^RayActorError$"), "ray-cluster"),
+        (
+            re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"),
+            "compile-failure",
+        ),
+        (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
+        (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
+    )
+
+
+@cache
+def _tensor() -> re.Pattern[str]:
+    """Words of a shape or dtype mismatch (compiled on first use)."""
+    return re.compile(
+        r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors|scalar type|"
+        r"target tensor|index out of range in self|on the compute device)\b",
+        re.I,
+    )
+
+
+@cache
+def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Words of the message (and the raising module) that say which kind of failure it is,
+    compiled on first use."""
+    return (
+        (
+            re.compile(
+                r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError", re.I
+            ),
+            "host-oom",
+        ),
+        (re.compile(r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED", re.I), "gpu-oom"),
+        (
+            re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I),
+            "nccl-error",
+        ),
+        (
+            re.compile(
+                r"No module named|cannot import name|is not installed|requires the \w+ library",
+                re.I,
+            ),
+            "dependency-missing",
+        ),
+        (
+            re.compile(
+                r"doesn't exist on the Hub|Repository Not Found|is not a valid model identifier|"
+                r"40[13] Client Error",
+                re.I,
+            ),
+            "model-access",
+        ),
+        (re.compile(r"\bGCS\b|\braylet\b|placement group", re.I), "ray-cluster"),
+        (
+            re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I),
+            "tokenizer-error",
+        ),
+        (
+            re.compile(
+                r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?",
+                re.I,
+            ),
+            "quantization-unsupported",
+        ),
+        (
+            re.compile(
+                r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I
+            ),
+            "attention-backend-unsupported",
+        ),
+        (
+            re.compile(r"KV cache|kv_cache|cache blocks|num_gpu_blocks", re.I),
+            "kv-cache-insufficient",
+        ),
+        (
+            re.compile(
+                r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph",
+                re.I,
+            ),
+            "compile-failure",
+        ),
+        (
+            re.compile(
+                r"CUDA error|cuda(?:Error|Malloc|Memcpy)|device-side assert|illegal memory|"
+                r"misaligned address|CUBLAS_STATUS|CUDNN_STATUS|unspecified launch failure",
+                re.I,
+            ),
+            "gpu-kernel-fault",
+        ),
+        (
+            re.compile(r"safetensors|state_dict|checkpoint|No space left|corrupt", re.I),
+            "disk-or-file-corrupt",
+        ),
+        (
+            re.compile(
+                r"not supported|unsupported|must be|should be|invalid|expected .* got|not divisible|exceeds?",
+                re.I,
+            ),
+            "config-invalid",
+        ),
+    )
+
+
+def guess_category(origin: Origin) -> str:
+    head = origin.message[:300] if origin.type else origin.text[:300]
+    for rx, cat in _say_it():
+        if rx.search(head):
+            return cat
+    if origin.kind in _BY_KIND:
+        return _BY_KIND[origin.kind]
+    if _missing().search(head):
+        return "dependency-missing"
+    validation = _VALIDATION_TYPE.search(origin.type) is not None
+    for rx, cat in _by_type():
+        if validation and cat == "config-invalid":
+            break  # a pydantic error wraps a message: its words say more than its type
+        if rx.search(origin.type) or (cat == "gpu-oom" and rx.search(origin.message[:300])):
+            return cat
+    file = origin.frame.file if origin.frame is not None else ""
+    for rx, cat in _by_path():
+        if rx.search(file):
+            return cat
+    if _tensor().search(head) and origin.type in _TENSOR_TYPES:
+        return "tensor-mismatch"
+    module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
+    for rx, cat in _by_words():
+        if rx.search(head) or (
+            cat in ("compile-failure", "nccl-error", "tokenizer-error") and rx.search(module)
+        ):
+            return cat
+    if validation:
+        return "config-invalid"
+    if origin.kind == "exception" and _FRAMEWORK.search(file.replace("\\", "/")):
+        # raised by a serving or training framework's own checks, with no word of anything
+        # else: what they reject is nearly always the configuration they were given
+        return "config-invalid"
+    return "unrecognized"
+
+
+_TENSOR_TYPES = frozenset(
+    {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
+)
+_VALIDATION_TYPE = re.compile(r"ValidationError$")
+_FRAMEWORK = re.compile(
+    r"/(?:vllm|sglang|transformers|trl|accelerate|deepspeed|lightning|lightning_fabric|"
+    r"pytorch_lightning|megatron|peft|lmcache|verl|torchtune)/"
+)
+
+
+@cache
+def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """Messages that name their failure whatever raised them (checked first), compiled on
+    first use."""
+    return (
+        (
+            re.compile(
+                r"Address already in use|EADDRINUSE|\[Errno 98\]|used by a process already", re.I
+            ),
+            "port-in-use",
+        ),
+        (
+            re.compile(
+                r"No space left on device|Disk quota exceeded|Stale file handle|disk is full|"
+                r"OutOfDisk|\[Errno (?:28|116|122)\]",
+                re.I,
+            ),
+            "disk-or-file-corrupt",
+        ),
+        (re.compile(r"CUDA (?:error: )?out of memory|OutOfMemoryError", re.I), "gpu-oom"),
+        (
+            re.compile(
+                r"torch\.cuda\.is_available\(\) is False|No CUDA GPUs are available|"
+                r"no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|"
+                r"CUDA driver version is insufficient|\brequires a GPU\b",
+                re.I,
+            ),
+            "cuda-driver-mismatch",
+        ),
+        (
+            re.compile(
+                r"undefined symbol|does not match the version torch was compiled with", re.I
+            ),
+            "native-abi-mismatch",
+        ),
+        (
+            re.compile(
+                r"\barchitectures? \[?'?\w+'?\]? (?:is|are) not supported|Unrecognized configuration class|"
+                r"does not recognize this architecture|model type `?\w+`? (?:is )?not (?:supported|recognized)",
+                re.I,
+            ),
+            "model-arch-unsupported",
+        ),
+    )
+
+
+@cache
+def _missing() -> re.Pattern[str]:
+    """A library, a build of it or a version of it that is not there (after the failure's
+    kind: a container runtime's missing driver library is the driver's failure)."""
+    return re.compile(
+        r"cannot open shared object file|libnvrtc|\bCUDA_HOME\b|"
+        r"got an unexpected keyword argument|'type' object is not subscriptable|"
+        r"\brequires (?:PyTorch|torch|transformers|Python) ?>=|operator \S+ does not exist|"
+        r"module is not (?:found|available|installed)"
+    )
+
+
+@cache
+def _by_path() -> tuple[tuple[re.Pattern[str], str], ...]:
+    """The raising frame's file: a failure raised inside an attention backend or a quantization
+    method is about that backend or method (compiled on first use)."""
+    return (
+        (
+            re.compile(r"[/\\]attention[/\\]|attention\.py$|flash_attn|flashinfer|xformers"),
+            "attention-backend-unsupported",
+        ),
+        (re.compile(r"[/\\]quantization[/\\]"), "quantization-unsupported"),
+        # transformers' Auto classes raise on a model type they do not know
+        (re.compile(r"models[/\\]auto[/\\]\w+_auto\.py$"), "model-arch-unsupported"),
+    )
