@@ -214,6 +214,47 @@ CASES = [
         "/home/u/train.py",
         "unrecognized",
     ),
+    (
+        "no-accelerator",
+        "exception",
+        "RuntimeError",
+        "Neuron runtime cannot be initialized; cannot determine the number of available NeuronCores",
+        f"{SITE}/torch_neuronx/proxy.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "spawn-pickle",
+        "exception",
+        "AttributeError",
+        "Can't pickle local object 'make_loader.<locals>.<lambda>'",
+        "C:\\Python311\\Lib\\multiprocessing\\reduction.py",
+        "fork-cuda-reinit",
+    ),
+    (
+        "program-missing",
+        "exception",
+        "FileNotFoundError",
+        "[Errno 2] No such file or directory: 'ninja'",
+        "/usr/lib/python3.12/subprocess.py",
+        "dependency-missing",
+    ),
+    (
+        "mps-device",
+        "exception",
+        "RuntimeError",
+        "Placeholder storage has not been allocated on MPS device!",
+        f"{SITE}/torch/nn/functional.py",
+        "tensor-mismatch",
+    ),
+    # a size that is not a tensor's: a framework's check of its configuration
+    (
+        "block-size",
+        "exception",
+        "AssertionError",
+        "Local block size 16 is not divisible by remote block size 32 or vice versa.",
+        f"{SITE}/vllm/distributed/kv_transfer/kv_connector/utils.py",
+        "config-invalid",
+    ),
     # kinds keep their meaning
     ("killed", "killed", "", "Killed", "", "host-oom"),
 ]

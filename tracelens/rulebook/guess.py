@@ -58,8 +58,9 @@ def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
 def _tensor() -> re.Pattern[str]:
     """Words of a shape or dtype mismatch (compiled on first use)."""
     return re.compile(
-        r"\b(?:shape|size|sizes|dtype|dimension|mat1 and mat2|Expected all tensors|scalar type|"
-        r"target tensor|index out of range in self|on the compute device)\b",
+        r"\b(?:shapes?|dtype|mat1 and mat2|Expected all tensors|scalar type|target tensor|"
+        r"index out of range in self|on the compute device|size mismatch|sizes? of tensors?|"
+        r"size of tensor|non-singleton dimension|Placeholder storage has not been allocated)\b",
         re.I,
     )
 
@@ -153,8 +154,12 @@ def guess_category(origin: Origin) -> str:
             return cat
     if origin.kind in _BY_KIND:
         return _BY_KIND[origin.kind]
-    if _missing().search(head):
-        return "dependency-missing"
+    if _missing().search(head) or (
+        origin.type.endswith("FileNotFoundError")
+        and origin.frame is not None
+        and origin.frame.file.endswith("subprocess.py")
+    ):
+        return "dependency-missing"  # a program that is not installed, when it is subprocess
     validation = _VALIDATION_TYPE.search(origin.type) is not None
     for rx, cat in _by_type():
         if validation and cat == "config-invalid":
@@ -216,7 +221,8 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             re.compile(
                 r"torch\.cuda\.is_available\(\) is False|No CUDA GPUs are available|"
                 r"no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|"
-                r"CUDA driver version is insufficient|\brequires a GPU\b",
+                r"CUDA driver version is insufficient|\brequires a GPU\b|Device acquire failed|"
+                r"runtime cannot be initialized|\bno \w+ devices? (?:is |are )?(?:available|found)\b",
                 re.I,
             ),
             "cuda-driver-mismatch",
@@ -226,6 +232,13 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"undefined symbol|does not match the version torch was compiled with", re.I
             ),
             "native-abi-mismatch",
+        ),
+        # a spawned worker (Windows, macOS, start method "spawn") gets its work by pickling
+        (
+            re.compile(
+                r"Can't pickle local object|Can't get attribute '\w+' on <module '__main__'"
+            ),
+            "fork-cuda-reinit",
         ),
         (
             re.compile(
