@@ -23,7 +23,7 @@ from typing import Any
 from tracelens.parse.normalize import normalize
 from tracelens.rulebook.load import read_cache, write_cache
 
-THRESHOLD = 55.0
+THRESHOLD = 70.0
 """Lowest score at which an unrecognized failure takes the nearest rule's category."""
 _SAME_PACKAGE = 6.0
 _MIN_MESSAGE = 12
