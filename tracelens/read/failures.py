@@ -156,8 +156,9 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "usage",
-        r"^[\w./-]+: error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|invalid choice)",
+        r"^[\w./-]+(?: [\w.-]+){0,2}: error: (?:argument |unrecognized arguments|the following arguments are required|ambiguous option|invalid choice)",
         (
+            "vllm serve: error: argument --limit-mm-per-prompt: Value image=4 cannot be converted to <function loads at 0x7f2c3b9d6b90>.",
             "vllm: error: argument --kv-cache-dtype: invalid choice: 'fp4' (choose from auto, bfloat16, fp8, fp8_e4m3, fp8_e5m2)",
             "api_server.py: error: unrecognized arguments: --enable-prefix-cache",
             "train.py: error: the following arguments are required: --model",
