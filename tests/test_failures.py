@@ -44,4 +44,4 @@ def test_the_large_log_scanner_sees_every_sample(kind, line):
 
 
 def test_wrappers_are_marked():
-    assert {s.kind for s in SHAPES if s.wrapper} == {"build", "died", "container-hook"}
+    assert {s.kind for s in SHAPES if s.wrapper} == {"build", "died", "container-hook", "http"}

@@ -163,3 +163,37 @@ SIGQUIT = "[2026-11-20 10:05:11] Received sigquit from a child process. It usual
 def test_a_kill_after_sglangs_sigquit_notice_is_the_launchers_own(log, top, category):
     first = diagnose(log).diagnoses[0]
     assert (first.rule_id, first.category) == (top, category)
+
+
+SERVER_UP = (
+    "INFO:     Started server process [5512]\n"
+    "INFO:     Application startup complete.\n"
+    "INFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n"
+)
+ANSWER_500 = (
+    'INFO:     10.0.0.20:51644 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+)
+ANSWER_200 = 'INFO:     10.0.0.20:5165{} - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+
+
+@pytest.mark.parametrize(
+    "log,alarm,category",
+    [
+        # only a line that reports a failure printed elsewhere: never silent
+        ("building ops\ncollect2: error: ld returned 1 exit status\n", True, "compile-failure"),
+        (SERVER_UP + ANSWER_500 + ANSWER_500, True, "unrecognized"),
+        # the server answered after its 500s: handled
+        (SERVER_UP + ANSWER_500 + "".join(ANSWER_200.format(k) for k in range(4)), False, None),
+        # a 500 whose cause is in the log: the cause is the origin, not the answer
+        (SERVER_UP + TB + ANSWER_500, True, None),
+    ],
+    ids=["linker-wrapper-only", "only-500-answers", "500-then-answered", "500-after-a-traceback"],
+)
+def test_a_log_with_only_a_reported_failure_is_not_silent(log, alarm, category):
+    rep = diagnose(log)
+    alarms = [d for d in rep.diagnoses if d.severity in ("error", "fatal")]
+    assert bool(alarms) is alarm
+    if alarm and category is not None:
+        assert (alarms[0].rule_id, alarms[0].category) == ("unrecognized", category)
+    if alarm and category is None:
+        assert "500" not in alarms[0].evidence[0].text

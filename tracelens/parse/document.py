@@ -204,8 +204,11 @@ def _error_lines(
         if spans and _inside(spans, rec.line):
             continue
         if rec.level in _QUIET_LEVELS:
-            continue
-        if EXCEPTION_LINE.match(text.strip()):
+            # an access log writes a server's 500 answer at INFO
+            if '" 500' not in text or (shape := failure_kind(text)) is None or shape.kind != "http":
+                continue
+            kind = "http"
+        elif EXCEPTION_LINE.match(text.strip()):
             kind = "exception"
         elif (shape := failure_kind(text)) is not None:
             kind = shape.kind

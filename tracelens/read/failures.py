@@ -189,6 +189,16 @@ SHAPES: tuple[Shape, ...] = (
         triggers=(b"ERROR:", b"[Errno "),
     ),
     Shape(
+        "http",
+        r'HTTP/\d(?:\.\d)?" 500\b',
+        (
+            'INFO:     10.0.0.20:51644 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
+            '[2026-01-09 10:12:41] INFO:     127.0.0.1:40218 - "POST /generate HTTP/1.1" 500',
+        ),
+        wrapper=True,
+        triggers=(b'" 500',),
+    ),
+    Shape(
         "container-hook",
         r"\bOCI runtime (?:create|exec) failed\b|\berror running (?:prestart |createRuntime )?hook\b|\bfailed to create (?:shim )?task\b",
         (

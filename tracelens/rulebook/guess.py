@@ -23,6 +23,8 @@ _BY_KIND = {
     "server": "port-in-use",
     "compiler": "compile-failure",
     "linker": "compile-failure",
+    "build": "compile-failure",
+    "container-hook": "cuda-driver-mismatch",
     "pip": "dependency-missing",
     "timeout": "nccl-error",
 }

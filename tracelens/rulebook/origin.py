@@ -375,6 +375,10 @@ class Failures:
     handled: list[tuple[int, int]] = field(default_factory=list)
     """(first, last line) of each traceback a handler logged at warning level or below, when
     nothing failed (``origin`` is None)."""
+    reported: Origin | None = None
+    """When nothing else failed: the first line that reports a failure printed elsewhere (a
+    build's ``error: command 'g++' failed``, a server's 500 answer) that the program did not
+    carry on from; the failure it reports is not in the log."""
 
 
 def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
@@ -384,10 +388,25 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     real = [c for c in found if not c.client]
     refused = [c for c in found if c.client]
     if not real:
-        return Failures(None, False, refused, handled)
+        return Failures(None, False, refused, handled, _reported(doc, stop))
     last_end = max(c.end for c in real)
     recovered = _carried_on(doc.records, last_end) and not _vital_thread_died(doc.records)
     return Failures(real[0], recovered, refused)
+
+
+def _reported(doc: Document, stop: int | None) -> Origin | None:
+    for err in doc.errors:
+        if err.kind not in _WRAPPER_KINDS or (stop and err.line >= stop):
+            continue
+        # an access log writes a 500 answer at INFO: the level says nothing there
+        if (err.kind != "http" and (err.level or "") in _HANDLED_LEVELS) or _carried_on(
+            doc.records, err.line
+        ):
+            return None
+        return Origin(
+            err.line, err.text, err.stream, err.kind, "", err.text, None, err.line, err.line
+        )
+    return None
 
 
 _VITAL_THREAD = re.compile(

@@ -206,6 +206,8 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
     failure named, symptoms pointed at the origin. ``near_fn(origin)``: the known failures
     nearest it and the score from which the nearest names its category."""
     origin, recovered = failures.origin, failures.recovered
+    if origin is None and not diags and failures.reported is not None:
+        origin = failures.reported  # never silent: what reports a failure, when nothing else does
     if origin is None:
         for d in diags:
             refused = [r for r in failures.refused if explains(d, r)]
