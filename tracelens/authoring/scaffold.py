@@ -130,8 +130,8 @@ def scaffold(
     data = b""
     if log is not None:
         from tracelens.engine import parse
-        from tracelens.rulebook.origin import find_origin
         from tracelens.rulebook.guess import guess_category
+        from tracelens.rulebook.origin import find_origin
 
         try:
             data = log.read_bytes()
