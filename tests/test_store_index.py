@@ -151,6 +151,8 @@ BUILDERS = [
     ("resolved among", lambda: queries.resolved_among([3, 5, 8, 13, 21])),
     ("by log hash", lambda: queries.by_log_hash("ab" * 32)),
     ("how common a word is", lambda: queries.recent_matches("word7", 150)),
+    ("whether a word is that common", lambda: queries.recent_matches("word7", 150, 51)),
+    ("incidents with a word, as one text", lambda: queries.matching_id_list("word7")),
     ("store size", queries.highest_id),
     ("incidents with a word", lambda: queries.matching_ids(["word7"], "OR")),
     ("incidents with all words", lambda: queries.matching_ids(["cuda", "memory"], "AND", 1000)),

@@ -206,13 +206,16 @@ def signature_match(words: list[str], join: str = "OR") -> str:
     return "signature : (" + f" {join} ".join(f'"{w}"' for w in words) + ")"
 
 
-def recent_matches(word: str, after: int) -> SQL:
+def recent_matches(word: str, after: int, most: int | None = None) -> SQL:
     """How many of the incidents after id ``after`` have the word in their signature (how
-    common a word is, measured on the latest incidents: a bounded read at any store size)."""
-    return (
-        "SELECT count(*) FROM incidents_fts WHERE incidents_fts MATCH ? AND rowid > ?",
-        [signature_match([word]), after],
-    )
+    common a word is, measured on the latest incidents: a bounded read at any store size);
+    with ``most``, counted up to ``most`` only (whether a word is that common, read no
+    further)."""
+    sql = "SELECT count(*) FROM incidents_fts WHERE incidents_fts MATCH ? AND rowid > ?"
+    if most is None:
+        return sql, [signature_match([word]), after]
+    sql = sql.replace("count(*)", "1", 1)
+    return f"SELECT count(*) FROM ({sql} LIMIT ?)", [signature_match([word]), after, most]
 
 
 def highest_id() -> SQL:
@@ -224,6 +227,15 @@ def matching_ids(words: list[str], join: str, limit: int | None = None) -> SQL:
     """The ids of the incidents whose signature holds the words, newest first."""
     sql = "SELECT rowid FROM incidents_fts WHERE incidents_fts MATCH ? ORDER BY rowid DESC"
     return sql + (f" LIMIT {int(limit)}" if limit else ""), [signature_match(words, join)]
+
+
+def matching_id_list(word: str) -> SQL:
+    """The ids of the incidents whose signature holds the word, as one comma-separated text
+    in no particular order (one row instead of one per incident), or NULL."""
+    return (
+        "SELECT group_concat(rowid) FROM incidents_fts WHERE incidents_fts MATCH ?",
+        [signature_match([word])],
+    )
 
 
 def candidates_by_id(ids: list[int]) -> SQL:

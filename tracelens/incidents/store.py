@@ -13,15 +13,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import zlib
-from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
-from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracelens.incidents import queries
+from tracelens.incidents import queries, search
 from tracelens.incidents.connection import Database
 from tracelens.incidents.records import (
     Candidate,
@@ -45,8 +43,6 @@ if TYPE_CHECKING:
     import sqlite_utils
 
 STATUSES = ("open", "resolved", "ignored")
-WINDOW = 50_000
-"""Similar search measures how common a word is over this many of the latest incidents."""
 DOCUMENT_LIMIT = 16 << 20  # bytes of a compressed parsed log (a larger one is not kept)
 DOCUMENTS_KEPT = 3  # an incident's newest occurrences whose parsed log is kept
 
@@ -450,20 +446,6 @@ class Store:
         """Which of these incidents are resolved."""
         return {r[0] for r in self.db.execute(*queries.resolved_among(ids))} if ids else set()
 
-    def _selective(self, words: list[str]) -> tuple[list[str], str]:
-        """The words that narrow a search and how to join them: those in at most 2% of
-        signatures, OR'ed, rarest first; when none is that rare, the three rarest, AND'ed
-        (only incidents sharing all of them). How common a word is is counted over the latest
-        ``WINDOW`` incidents, so the cost stays the same in a store of millions."""
-        if not words:
-            return [], "OR"
-        top = self.db.execute(*queries.highest_id()).fetchone()[0] or 0
-        after = max(0, top - WINDOW)
-        df = {w: self.db.execute(*queries.recent_matches(w, after)).fetchone()[0] for w in words}
-        present = sorted((w for w in words if df[w]), key=lambda w: df[w])
-        rare = [w for w in present if df[w] <= max(50, (top - after) // 50)]
-        return (rare, "OR") if rare else (present[:3], "AND")
-
     def listing(self, limit: int | None = None, **filters: Any) -> list[IncidentRow]:
         """The columns an incident list shows, most recent first (filters: :meth:`incidents`;
         ``before``: (last_seen, id) of the previous page's last row)."""
@@ -476,20 +458,4 @@ class Store:
         """The incidents most likely to resemble a failure: those whose signature shares the
         most of its rare words (the rarest word's incidents first, newest first), and the
         latest ones of the same rule."""
-        words, join = self._selective(words)
-        ids: list[int] = []
-        if words and join == "AND":
-            ids = [r[0] for r in self.db.execute(*queries.matching_ids(words, join, limit))]
-        elif words:
-            hits = Counter(
-                chain.from_iterable(
-                    (r[0] for r in self.db.execute(*queries.matching_ids([w], join))) for w in words
-                )
-            )
-            ids = sorted(hits, key=hits.__getitem__, reverse=True)[:limit]
-        found = {r[0]: r for r in self.db.execute(*queries.candidates_by_id(ids))} if ids else {}
-        rows = {i: found[i] for i in ids if i in found}
-        if rule_id:
-            for row in self.db.execute(*queries.candidates_by_rule(rule_id, limit // 5)):
-                rows.setdefault(row[0], row)
-        return [Candidate(*row) for row in rows.values()]
+        return [Candidate(*row) for row in search.candidate_rows(self.db, words, rule_id, limit)]
