@@ -1,9 +1,12 @@
 """The envelopes real logs come in, applied to a rule's example: container timestamps,
 kubectl and compose prefixes, Ray and vLLM process prefixes, torchrun ranks, srun labels,
-CRLF line ends, ANSI colour, a paste that lost its indentation. A rule must give the same rank-1 diagnosis under each."""
+CRLF line ends, ANSI colour, a paste that lost its indentation, a Markdown quote, an indented
+code block, JSON lines of structured loggers and collectors (each with its own message key, a
+traceback kept as a list of lines). A rule must give the same rank-1 diagnosis under each."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 
@@ -43,6 +46,67 @@ def _dedent(raw: bytes) -> bytes:
     return b"\n".join(line.lstrip(b" \t") for line in raw.split(b"\n"))
 
 
+def _quote(raw: bytes) -> bytes:
+    """A log quoted in a GitHub issue or an e-mail reply: ``> `` before every line, ``>`` alone
+    for a blank one."""
+    return _lines(raw, lambda line: b"> " + line if line.strip() else b">")
+
+
+def _indent(by: bytes) -> Callable[[bytes], bytes]:
+    """A log pasted as a Markdown indented code block or into an e-mail: every line indented."""
+    return lambda raw: _lines(raw, lambda line: by + line if line else line)
+
+
+def _lines(raw: bytes, each: Callable[[bytes], bytes]) -> bytes:
+    lines = raw.replace(b"\r\n", b"\n").split(b"\n")
+    last = lines.pop() if lines and lines[-1] == b"" else None
+    return b"\n".join(each(line) for line in lines) + (b"\n" if last is not None else b"")
+
+
+def _json_lines(key: str, **extra: str) -> Callable[[bytes], bytes]:
+    """Every line one JSON object, its text under ``key`` (a structured logger's message key or
+    a collector's), with the other fields ``extra`` that format writes."""
+
+    def apply(raw: bytes) -> bytes:
+        text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+        return "".join(
+            json.dumps({**extra, key: line}) + "\n" for line in text.split("\n")[:-1]
+        ).encode()
+
+    return apply
+
+
+def _in_traceback(line: str, inside: bool) -> tuple[bool, bool]:
+    """(this line is part of a traceback, the traceback goes on after it)."""
+    if line.startswith("Traceback (most recent call last)"):
+        return True, True
+    if not inside:
+        return False, False
+    if line[:1] in " \t" or line.startswith(("During handling", "The above exception")):
+        return True, True
+    if not line.strip():
+        return True, True  # the blank line before "During handling"
+    return True, False  # the exception line ends it
+
+
+def _json_exc_info(raw: bytes) -> bytes:
+    """python-json-logger's ``logger.exception(...)``: each traceback (header to exception line)
+    kept as a list of lines under ``exc_info`` of one record; the other lines as messages."""
+    text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+    out: list[dict] = []
+    inside = False
+    for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
+        part, inside_after = _in_traceback(line, inside)
+        if part and not inside:
+            out.append({"levelname": "ERROR", "message": "Exception raised", "exc_info": []})
+        if part:
+            out[-1]["exc_info"].append(line)
+        else:
+            out.append({"levelname": "INFO", "message": line})
+        inside = inside_after
+    return "".join(json.dumps(o) + "\n" for o in out).encode()
+
+
 TRANSFORMS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("docker-timestamps", _each_line(_docker_ts)),
     ("kubectl-prefix", _each_line(lambda k: b"[pod/worker-7f9c/main] ")),
@@ -53,4 +117,12 @@ TRANSFORMS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("crlf", _crlf),
     ("ansi-colour", _ansi),
     ("lost-indentation", _dedent),
+    ("markdown-quote", _quote),
+    ("indented-block", _indent(b"    ")),
+    ("indented-tab", _indent(b"\t")),
+    ("json-message", _json_lines("message", levelname="INFO", name="vllm")),
+    ("json-otel-body", _json_lines("body", severity_text="INFO", timestamp="1732107601")),
+    ("json-at-message", _json_lines("@message", **{"@timestamp": "2025-11-20T13:00:01Z"})),
+    ("json-structlog-event", _json_lines("event", level="info", logger="trainer")),
+    ("json-exc-info-list", _json_exc_info),
 )

@@ -18,12 +18,32 @@ True
 
 from __future__ import annotations
 
-_TEXT_KEYS = ("log", "message", "msg", "MESSAGE", "textPayload")
-"""Where the line's text is, by collector: docker/Fluentd, structured loggers, journald,
-Cloud Logging."""
-_EXTRA_KEYS = ("exc_info", "exception", "stack_trace", "traceback", "stack")
-"""Where a structured logger puts the traceback of the exception it logged."""
-_LEVEL_KEYS = ("level", "levelname", "severity")
+_TEXT_KEYS = ("log", "message", "msg", "MESSAGE", "textPayload", "body", "@message", "event")
+"""Where the line's text is, by writer: docker json-file, Fluentd and Fluent Bit (``log``);
+python-json-logger and most structured loggers (``message``, ``msg``); journald
+(``MESSAGE``); Cloud Logging (``textPayload``, or ``message`` in ``jsonPayload``);
+OpenTelemetry's log data model (``body``, a string or OTLP's ``{"stringValue": ...}``);
+CloudWatch Logs Insights and Logstash/ELK exports (``@message``); structlog's JSONRenderer
+(``event``)."""
+_NESTED = ("jsonPayload", "fields", "payload")
+"""Objects a writer nests the record in (Cloud Logging's ``jsonPayload``, Vector/Loki's
+``fields``), tried for the text keys when the top level has none."""
+_EXTRA_KEYS = (
+    "exc_info",
+    "exc_text",
+    "exception",
+    "stack_trace",
+    "stacktrace",
+    "traceback",
+    "stack",
+    "error.stack_trace",
+    "exception.stacktrace",
+)
+"""Where a structured logger puts the traceback of the exception it logged: one string, a list
+of lines (python-json-logger with a list formatter, ECS ``error.stack_trace``), structlog's
+``dict_tracebacks`` (a list of ``{"exc_type", "exc_value", "frames"}``), OpenTelemetry's
+``exception.stacktrace`` attribute."""
+_LEVEL_KEYS = ("level", "levelname", "severity", "severity_text", "severityText", "log.level")
 _LEVELS = {
     "error": "ERROR",
     "critical": "CRITICAL",
@@ -46,18 +66,67 @@ def _entry(raw: str) -> dict | None:
     return obj if isinstance(obj, dict) else None
 
 
+def _string(value: object) -> str | None:
+    """A field's text: a string, or OTLP's ``{"stringValue": ...}``."""
+    if isinstance(value, dict):
+        value = value.get("stringValue")
+    return value if isinstance(value, str) else None
+
+
+def _frames(exc: dict) -> list[str]:
+    """structlog's ``dict_tracebacks`` entry as the lines Python would have printed."""
+    out = ["Traceback (most recent call last):"]
+    for f in exc.get("frames") or []:
+        if isinstance(f, dict):
+            out.append(f'  File "{f.get("filename")}", line {f.get("lineno")}, in {f.get("name")}')
+            if isinstance(f.get("line"), str) and f["line"].strip():
+                out.append("    " + f["line"].strip())
+    value = exc.get("exc_value")
+    out.append(f"{exc.get('exc_type')}: {value}" if value else str(exc.get("exc_type")))
+    return out
+
+
+def _traceback(value: object) -> str | None:
+    """The text of a traceback field: a string, a list of lines, structlog's list of
+    exceptions (outermost first; printed innermost first, as Python chains them)."""
+    if isinstance(value, str):
+        return value.rstrip("\n") if value.strip() else None
+    if isinstance(value, list) and value:
+        if all(isinstance(v, str) for v in value):
+            return "\n".join(v.rstrip("\n") for v in value) or None
+        excs = [v for v in value if isinstance(v, dict) and "exc_type" in v]
+        if excs:
+            cause = "\nThe above exception was the direct cause of the following exception:\n\n"
+            return cause.join("\n".join(_frames(e)) for e in reversed(excs))
+    return None
+
+
+def _attributes(obj: dict) -> dict:
+    """OpenTelemetry's attributes as a mapping (OTLP JSON writes a list of key/value pairs)."""
+    attrs = obj.get("attributes")
+    if isinstance(attrs, list):
+        return {a.get("key"): a.get("value") for a in attrs if isinstance(a, dict)}
+    return attrs if isinstance(attrs, dict) else {}
+
+
 def _text(obj: dict) -> str | None:
-    key = next((k for k in _TEXT_KEYS if isinstance(obj.get(k), str)), None)
+    key = next((k for k in _TEXT_KEYS if _string(obj.get(k)) is not None), None)
     if key is None:
-        return None
-    text = obj[key].rstrip("\n")
+        inner = next((obj[k] for k in _NESTED if isinstance(obj.get(k), dict)), None)
+        if inner is None or not any(_string(inner.get(k)) is not None for k in _TEXT_KEYS):
+            return None
+        obj = {**obj, **inner}
+        key = next(k for k in _TEXT_KEYS if _string(obj.get(k)) is not None)
+    text = (_string(obj[key]) or "").rstrip("\n")
     level = next((obj[k] for k in _LEVEL_KEYS if isinstance(obj.get(k), str)), "")
     word = _LEVELS.get(level.lower())
     if word and key != "log" and not text.startswith(word):
         text = f"{word}: {text}"  # read as a logger line of that level
+    attrs = _attributes(obj) if "attributes" in obj else {}
     for k in _EXTRA_KEYS:
-        if isinstance(obj.get(k), str) and obj[k].strip():
-            text += "\n" + obj[k].rstrip("\n")
+        tb = _traceback(_string(attrs[k]) if k in attrs else obj.get(k))
+        if tb is not None:
+            text += "\n" + tb
     return text
 
 

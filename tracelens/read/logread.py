@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tracelens.models import Record
-from tracelens.read import jsonlines, prefixes, rewrap
+from tracelens.read import jsonlines, prefixes, quoted, rewrap
 from tracelens.read.combined import Combined
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
@@ -407,12 +407,16 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     with one of the log's host labels (:func:`prefixes.host_labels`) has it peeled as its
     stream, and prefixes the log shows to be wrappers (:mod:`tracelens.read.prefixes`) are
     peeled too. A log of JSON lines (:mod:`tracelens.read.jsonlines`) is read from the text
-    its objects hold, and lines a console cut at its width are joined again
-    (:mod:`tracelens.read.rewrap`)."""
+    its objects hold, a log pasted in a Markdown quote or an indented code block is taken out
+    of it (:mod:`tracelens.read.quoted`), and lines a console cut at its width are joined
+    again (:mod:`tracelens.read.rewrap`)."""
     global _lines_read
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
     lines = list(split_lines(text, first_line, end))
+    if quoted.may_be_quoted(text) or quoted.may_be_indented(text):
+        lines = quoted.dedent(quoted.unquote(lines))
+        text = "\n".join(raw for _, raw in lines)
     if text[:256].lstrip()[:1] == "{" and (unpacked := jsonlines.unpack(lines)) is not None:
         lines = unpacked
         text = "\n".join(raw for _, raw in lines)
