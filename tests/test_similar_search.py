@@ -23,6 +23,9 @@ WINDOW = 400
 SPREAD = {"w1": 3, "w2": 20, "w3": 60, "w4": 140, "w5": 200, "w6": 400, "w7": 700, "w8": 900}
 
 
+RULES = ("r/a", None, "r/b", "unrecognized", "r/a", "-", "")
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory) -> Store:
     rnd = random.Random(12)
@@ -36,7 +39,7 @@ def store(tmp_path_factory) -> Store:
     conn.executemany(
         "INSERT INTO incidents (fingerprint, signature, rule_id, first_seen, last_seen) "
         "VALUES (?, ?, ?, 'x', 'x')",
-        [(str(k), " ".join(sig), "r/a" if k % 3 else None) for k, sig in enumerate(sigs)],
+        [(str(k), " ".join(sig), RULES[k % len(RULES)]) for k, sig in enumerate(sigs)],
     )
     conn.execute("COMMIT")
     return s
@@ -95,3 +98,15 @@ def test_a_words_incidents_come_as_one_text(store, word, expected):
     ids = sorted(int(i) for i in text.split(",")) if text else []
     assert ids == [r[0] for r in store.db.execute(*queries.matching_ids([word], "OR"))][::-1]
     assert len(ids) == expected
+
+
+@pytest.mark.parametrize("words", WORDS[3:6], ids=[",".join(w) for w in WORDS[3:6]])
+@pytest.mark.parametrize(
+    "rules", [["r/a", "", "-", "unrecognized"], ["r/b"], ["r/c", ""]], ids=["a", "b", "c"]
+)
+def test_candidates_of_some_rules_are_those_of_all_rules_kept(store, monkeypatch, words, rules):
+    monkeypatch.setattr(search, "WINDOW", WINDOW)
+    every = search.candidate_rows(store.db, words, None)
+    kept = [row for row in every if row[3] is None or row[3] in rules]
+    assert search.candidate_rows(store.db, words, None, rules=rules) == kept
+    assert len(every) > len(kept) > 0

@@ -157,6 +157,7 @@ BUILDERS = [
     ("incidents with a word", lambda: queries.matching_ids(["word7"], "OR")),
     ("incidents with all words", lambda: queries.matching_ids(["cuda", "memory"], "AND", 1000)),
     ("candidates by id", lambda: queries.candidates_by_id([3, 5, 8, 13, 21])),
+    ("candidates by id, of some rules", lambda: queries.candidates_by_id([3, 5], ["r/a", ""])),
     ("candidates of a rule", lambda: queries.candidates_by_rule("torch/gpu-oom", 200)),
     ("candidate by fingerprint", lambda: queries.candidate_by_fingerprint("0000000000000005")),
 ]

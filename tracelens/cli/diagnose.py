@@ -126,8 +126,8 @@ def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
     path = Path(db_path) if db_path else default_db()
     if not save and not path.exists():
         return
+    from tracelens.incidents.connection import StoreError
     from tracelens.incidents.similar import attach_similar, similar
-    from tracelens.incidents.store import Store, StoreError
 
     if not save:
         try:
@@ -136,6 +136,7 @@ def _with_history(rep, db_path, save, redact_regex, no_redact) -> None:
             raise Failure(str(exc)) from None
         return
     from tracelens.incidents.incident import save as save_incident
+    from tracelens.incidents.store import Store
 
     redactor = make_redactor(redact_regex, no_redact)
     try:

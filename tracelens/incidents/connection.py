@@ -12,10 +12,48 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlite_utils
+
+SCHEMA = 7
+"""The schema version this tracelens reads and writes: the number of the store's migrations
+(:data:`tracelens.incidents.store.MIGRATIONS`; a test checks that they agree)."""
+
+
+class StoreError(Exception):
+    """The database cannot be used (one-line message)."""
+
+
+def connect(path: Path) -> sqlite3.Connection:
+    """A connection to the database at ``path`` as every store opens it (WAL, a busy timeout,
+    foreign keys; its folder made first)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), timeout=60, isolation_level=None)
+        conn.execute("PRAGMA busy_timeout = 60000")
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils sets it
+    except (OSError, sqlite3.Error) as exc:
+        raise StoreError(f"{path}: cannot open the database ({exc})") from None
+    return conn
+
+
+class Reader:
+    """An existing store at the current schema, opened to read: its ``db`` and ``path`` as a
+    :class:`~tracelens.incidents.store.Store` has them, without importing the store's module
+    (its records, JSON and compression: more than a similar search over a million
+    incidents)."""
+
+    def __init__(self, db: Database, path: Path):
+        self.db = db
+        self.path = path
+
+    def close(self) -> None:
+        self.db.conn.close()
 
 
 class Database:

@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from tracelens.incidents.records import CANDIDATE_COLUMNS, LISTED
+from tracelens.incidents.rows import CANDIDATE_COLUMNS, LISTED
 
 SQL = tuple[str, list]
 
 LISTING = ", ".join(f"incidents.{c}" for c in LISTED)
 """The columns an incident list shows (an :class:`~tracelens.incidents.records.IncidentRow`)."""
 CANDIDATE = ", ".join(f"incidents.{c}" for c in CANDIDATE_COLUMNS)
-"""What similar-incident search ranks (a :class:`~tracelens.incidents.records.Candidate`)."""
+"""What similar-incident search ranks (a :class:`~tracelens.incidents.rows.Candidate`)."""
 
 # --- schema ---------------------------------------------------------------------------------------
 
@@ -238,10 +238,15 @@ def matching_id_list(word: str) -> SQL:
     )
 
 
-def candidates_by_id(ids: list[int]) -> SQL:
-    """The candidate columns of these incidents."""
+def candidates_by_id(ids: list[int], rules: list[str] | None = None) -> SQL:
+    """The candidate columns of these incidents; with ``rules``, of those whose rule is one of
+    them or none (``+rule_id``: each looked up by id, not through the rule's index)."""
     marks = ",".join("?" * len(ids))
-    return f"SELECT {CANDIDATE} FROM incidents WHERE id IN ({marks})", list(ids)
+    sql = f"SELECT {CANDIDATE} FROM incidents WHERE id IN ({marks})"
+    if rules is None:
+        return sql, list(ids)
+    sql += f" AND (+rule_id IS NULL OR +rule_id IN ({','.join('?' * len(rules))}))"
+    return sql, [*ids, *rules]
 
 
 def candidate_by_fingerprint(fingerprint: str) -> SQL:

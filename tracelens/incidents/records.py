@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields
 from operator import attrgetter
 from typing import Any
 
+# the rows of the read queries, declared in rows.py (imported from here too)
+from tracelens.incidents.rows import CANDIDATE_COLUMNS, LISTED, Candidate, IncidentRow  # noqa: F401
 from tracelens.models import (
     Document,
     IncidentColumns,
@@ -112,37 +114,6 @@ class Incident(IncidentColumns):
         return cls(**cls.columns(row))
 
 
-@dataclass(slots=True)
-class IncidentRow:
-    """One row of an incident list (:meth:`~tracelens.incidents.store.Store.listing`): the
-    columns a list shows. Built positionally from the query's columns, which follow these
-    fields (:data:`LISTED`), so a page of 20,000 costs little more than the tuples."""
-
-    id: int
-    title: str | None
-    category: str | None
-    rule_id: str | None
-    status: str
-    count: int
-    last_seen: str
-
-
-@dataclass(slots=True)
-class Candidate:
-    """What similar-incident search ranks of an incident
-    (:meth:`~tracelens.incidents.store.Store.candidates`)."""
-
-    id: int
-    signature: str | None
-    message: str | None
-    rule_id: str | None
-    category: str | None
-
-
-LISTED = tuple(f.name for f in fields(IncidentRow))
-"""The columns of an :class:`IncidentRow`, in order."""
-CANDIDATE_COLUMNS = tuple(f.name for f in fields(Candidate))
-"""The columns of a :class:`Candidate`, in order."""
 _OCCURRENCE_COLUMNS = frozenset(Occurrence.__dataclass_fields__)
 
 

@@ -59,13 +59,18 @@ def candidate_ids(db: Any, words: list[str], limit: int = 1000) -> list[int]:
 
 
 def candidate_rows(
-    db: Any, words: list[str], rule_id: str | None, limit: int = 1000
+    db: Any,
+    words: list[str],
+    rule_id: str | None,
+    limit: int = 1000,
+    rules: list[str] | None = None,
 ) -> list[tuple]:
     """The candidate columns (:data:`~tracelens.incidents.queries.CANDIDATE`) of the
-    incidents most likely to resemble a failure: those of :func:`candidate_ids`, then the
-    latest ones of the same rule."""
+    incidents most likely to resemble a failure: those of :func:`candidate_ids` (with
+    ``rules``, only those of one of these rules or of none), then the latest ones of the same
+    rule."""
     ids = candidate_ids(db, words, limit)
-    found = {r[0]: r for r in db.execute(*queries.candidates_by_id(ids))} if ids else {}
+    found = {r[0]: r for r in db.execute(*queries.candidates_by_id(ids, rules))} if ids else {}
     rows = {i: found[i] for i in ids if i in found}
     if rule_id:
         for row in db.execute(*queries.candidates_by_rule(rule_id, limit // 5)):

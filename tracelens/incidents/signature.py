@@ -17,9 +17,18 @@ machinery, decorators) are skipped, in the spirit of crash-signature systems.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
+
+# SHA-256 from CPython's own module: hashlib loads OpenSSL first, which costs more than the
+# similar search ``diagnose`` runs with an incident store (the same digest either way)
+try:
+    from _sha2 import sha256  # Python 3.12+
+except ImportError:
+    try:
+        from _sha256 import sha256  # Python 3.10, 3.11
+    except ImportError:
+        from hashlib import sha256
 
 from tracelens.models import Diagnosis, Document, ExceptionInfo, Frame, Traceback
 from tracelens.parse.frames import is_plumbing
@@ -34,6 +43,8 @@ def significant(frames: list[Frame]) -> list[Frame]:
 
 @dataclass(frozen=True)
 class Signature:
+    """A failure's signatures: the coarse one groups incidents, the fine one occurrences."""
+
     coarse: str
     """Hash of :attr:`coarse_text` (groups incidents)."""
     fine: str
@@ -44,7 +55,7 @@ class Signature:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def primary_exception(

@@ -20,16 +20,23 @@ same failure: ``benchmarks/accuracy_similar.py``, docs/similar.md) are left out.
 from __future__ import annotations
 
 import re
+import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from tracelens.incidents import queries
-from tracelens.incidents.records import Candidate, Incident
+from tracelens.incidents import queries, search
+from tracelens.incidents.connection import SCHEMA, Database, Reader, connect
+from tracelens.incidents.rows import Candidate
 from tracelens.incidents.signature import signature
-from tracelens.incidents.store import Store
 from tracelens.models import IncidentColumns, Report, SimilarIncident, TicketLink
 from tracelens.parse.normalize import normalize
+
+if TYPE_CHECKING:
+    from tracelens.incidents.records import Incident
+    from tracelens.incidents.store import Store
 
 DEFAULT_MIN_SCORE = 60.0
 """Below this score an incident is not shown as similar (see docs/similar.md)."""
@@ -44,6 +51,9 @@ GENERIC_RULES = frozenset({"unrecognized", "-", ""})
 
 @dataclass
 class Query:
+    """What a search looks for: a failure's signature and diagnosis (a docstring of its own
+    also spares dataclasses building one with inspect.signature)."""
+
     signature: str
     """The coarse signature text: ``rule | exception type | first line | frames``."""
     message: str
@@ -213,12 +223,17 @@ def fix_of(inc: Incident | SimilarIncident) -> str | None:
 
 
 def rank(
-    store: Store, q: Query, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+    store: Store | Reader, q: Query, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
 ) -> list[SimilarIncident]:
     """The ``limit`` incidents most like ``q``, in the order of the module's docstring; when
     none of them is resolved, the best resolved one further down (at least ``min_score``)
     comes last: the past fix is never cut off by the limit."""
-    found = {c.id: c for c in store.candidates(words(q), q.rule_id)}
+    mine = _specific(q.rule_id)
+    # two different known causes score half of at most 100: under a higher minimum, only the
+    # incidents of this rule or of none are read (the same failure is read on its own below)
+    rules = [mine, *sorted(GENERIC_RULES)] if mine and min_score > 50 else None
+    rows = search.candidate_rows(store.db, words(q), q.rule_id, rules=rules)
+    found = {c.id: c for c in (Candidate(*row) for row in rows)}
     same: int | None = None
     if q.fingerprint:
         row = store.db.execute(*queries.candidate_by_fingerprint(q.fingerprint)).fetchone()
@@ -226,7 +241,6 @@ def rank(
             same = row[0]
             found[same] = Candidate(*row)
     a = parts(q.signature)
-    mine = _specific(q.rule_id)
     scored: dict[int, float] = {}
     for c in found.values():
         if c.id == q.exclude:
@@ -239,7 +253,7 @@ def rank(
             scored[c.id] = score
     if not scored:
         return []
-    resolved = store.resolved(list(scored))
+    resolved = {r[0] for r in store.db.execute(*queries.resolved_among(list(scored)))}
     order = sorted(
         scored,
         key=lambda i: (i != same, -(scored[i] + (RESOLVED_BOOST if i in resolved else 0.0)), i),
@@ -250,7 +264,9 @@ def rank(
     return [_entry(store, i, scored[i], i == same, i in resolved) for i in shown]
 
 
-def _entry(store: Store, inc_id: int, score: float, same: bool, resolved: bool) -> SimilarIncident:
+def _entry(
+    store: Store | Reader, inc_id: int, score: float, same: bool, resolved: bool
+) -> SimilarIncident:
     """A similar incident as ``Report.similar`` holds it: the incident's columns, its tickets,
     its score and, when resolved, what fixed it."""
     row = next(store.db.query(*queries.incident(inc_id)))
@@ -266,20 +282,22 @@ def _entry(store: Store, inc_id: int, score: float, same: bool, resolved: bool) 
 
 
 def similar(
-    store: Store, report: Report, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
+    store: Store | Reader, report: Report, limit: int = 5, min_score: float = DEFAULT_MIN_SCORE
 ) -> list[SimilarIncident]:
     q = query_of(report)
     return rank(store, q, limit, min_score) if q else []
 
 
 def similar_to_incident(
-    store: Store,
+    store: Store | Reader,
     incident: int | IncidentColumns,
     limit: int = 5,
     min_score: float = DEFAULT_MIN_SCORE,
 ) -> list[SimilarIncident]:
     """The incidents like a stored one (never itself): ``incident`` is its id or its record.
     None when there is no such incident."""
+    from tracelens.incidents.records import Incident
+
     inc_id = incident if isinstance(incident, int) else incident.id
     row = next(store.db.query(*queries.incident(inc_id)), None)
     if row is None:
@@ -292,13 +310,28 @@ def best_fix(hits: list[SimilarIncident]) -> SimilarIncident | None:
     return next((h for h in hits if h.resolved), None)
 
 
+def open_to_read(path: Path) -> Reader | Store:
+    """The existing store at ``path``, to read: a :class:`~tracelens.incidents.connection.
+    Reader` when its schema is current, else the :class:`~tracelens.incidents.store.Store`
+    (which upgrades an older one and refuses a newer one with its one-line error)."""
+    conn = connect(path)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+    except sqlite3.DatabaseError:
+        version = None
+    if version == SCHEMA:
+        return Reader(Database(conn), path)
+    conn.close()
+    from tracelens.incidents.store import Store
+
+    return Store(path, create=False)
+
+
 def attach_similar(report: Report, path, limit: int = 5) -> Report:
     """Fill ``report.similar`` from the incident store at ``path`` when one exists (no store is
     no error; a store that cannot be read raises :class:`~tracelens.incidents.store.StoreError`)."""
-    from pathlib import Path
-
     if Path(path).exists():
-        store = Store(path, create=False)
+        store = open_to_read(Path(path))
         try:
             report.similar = similar(store, report, limit=limit)
         finally:

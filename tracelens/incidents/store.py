@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tracelens.incidents import queries, search
-from tracelens.incidents.connection import Database
+from tracelens.incidents.connection import Database, StoreError, connect
 from tracelens.incidents.records import (
     Candidate,
     Excerpt,
@@ -45,10 +45,6 @@ if TYPE_CHECKING:
 STATUSES = ("open", "resolved", "ignored")
 DOCUMENT_LIMIT = 16 << 20  # bytes of a compressed parsed log (a larger one is not kept)
 DOCUMENTS_KEPT = 3  # an incident's newest occurrences whose parsed log is kept
-
-
-class StoreError(Exception):
-    """The database cannot be used (one-line message)."""
 
 
 def default_path() -> Path:
@@ -186,16 +182,7 @@ class Store:
             raise StoreError(
                 f"{self.path}: no incident database yet (save one with 'tracelens diagnose --save')"
             )
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(str(self.path), timeout=60, isolation_level=None)
-            conn.execute("PRAGMA busy_timeout = 60000")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA foreign_keys = ON")
-            conn.execute("PRAGMA recursive_triggers = ON")  # as sqlite-utils sets it
-        except (OSError, sqlite3.Error) as exc:
-            raise StoreError(f"{self.path}: cannot open the database ({exc})") from None
-        self.db = Database(conn)
+        self.db = Database(connect(self.path))
         self._checked = False
         self._migrate(migrations)
 
