@@ -159,3 +159,48 @@ HEALTHY = sorted((ROOT / "corpus" / "healthy").glob("*.log"))[::60]
 def test_a_healthy_log_stays_healthy_in_each_pasted_envelope(name, log):
     rep = report(parse(dict(TRANSFORMS)[name](log.read_bytes())), default_rules())
     assert [d.rule_id for d in rep.diagnoses if d.severity in ERROR_LEVEL] == []
+
+
+def _interleaved(*exc_lines: str) -> bytes:
+    """One traceback per rank, their lines interleaved one by one with no rank prefix."""
+    tbs = [
+        [
+            TB[0],
+            f'  File "/srv/train.py", line {10 + r}, in <module>',
+            "    dist.barrier()",
+            exc,
+        ]
+        for r, exc in enumerate(exc_lines)
+    ]
+    return ("\n".join(line for row in zip(*tbs) for line in row) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    "log,failures",
+    [
+        # three ranks' exception lines of one type, one below the other: each its own failure
+        (
+            _interleaved(
+                *(f"torch.distributed.DistBackendError: [Rank {r}] timeout" for r in range(3))
+            ),
+            [f"torch.distributed.DistBackendError: [Rank {r}] timeout" for r in range(3)],
+        ),
+        (
+            _interleaved("RuntimeError: a", "RuntimeError: b"),
+            ["RuntimeError: a", "RuntimeError: b"],
+        ),
+        # a message whose next line names another type is still one message
+        (
+            (("\n".join(TB[:3]) + "\nRuntimeError: outer\nValueError: detail\n").encode()),
+            ["RuntimeError: outer\nValueError: detail"],
+        ),
+    ],
+)
+def test_interleaved_ranks_keep_every_exception_line(log, failures):
+    doc = parse(log)
+    got = [
+        f"{tb.exception.type}: {tb.exception.message}"
+        for tb in doc.tracebacks
+        if tb.exception is not None
+    ] + [e.text for e in doc.errors]
+    assert sorted(got) == sorted(failures)

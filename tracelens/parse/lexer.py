@@ -225,6 +225,17 @@ def _openers(records: Sequence[Record]) -> list[int]:
     return sorted(found)
 
 
+def _exc_head(text: str) -> str:
+    """``Type: `` of an exception line (``""`` for a bare type): a message line starting
+    with it again is another exception of that type.
+
+    >>> _exc_head("torch.distributed.DistBackendError: [Rank 1] timeout"), _exc_head("KeyError")
+    ('torch.distributed.DistBackendError: ', '')
+    """
+    head, sep, _ = text.partition(": ")
+    return head + sep if sep and " " not in head.strip() else ""
+
+
 def lex(records: Sequence[Record]) -> Iterator[Token]:
     """Tokens for the traceback-shaped lines of one stream; other lines yield nothing."""
     n = len(records)
@@ -235,6 +246,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
     in_quote = False
     msg_lines = 0
     paragraphs = False  # the exception's message began with a line break
+    exc_head = ""  # "Type: " of the exception line the message belongs to
     in_tb_chain = False  # the previous token ended a segment (a link may follow)
     margin = 0  # indentation of the current traceback's header
 
@@ -303,6 +315,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 # "multiprocessing.pool.RemoteTraceback: " with a quoted traceback below
                 yield _tok("EXC", text, rec.line)
                 state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
+                exc_head = _exc_head(text)
             elif _FAULT_HEAD.match(stripped):
                 yield _tok("FAULT_HEAD", stripped, rec.line)
                 state = "fault"
@@ -359,6 +372,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 yield _tok("EXC", text, rec.line)
                 state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
                 paragraphs = _EMPTY_MESSAGE.match(stripped) is not None
+                exc_head = _exc_head(text)
             i += 1
         elif state == "msg":
             stripped = text.strip()
@@ -369,6 +383,11 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 i += 1
                 continue
             if _signature(rec) != sig and (rec.source or rec.level or sig != (None, None)):
+                state, in_tb_chain = "normal", True
+                continue
+            if exc_head and msg_lines == 0 and text.startswith(exc_head):
+                # the same exception line again right below: another process's (ranks whose
+                # tracebacks were interleaved line by line), not more of this message
                 state, in_tb_chain = "normal", True
                 continue
             if not stripped:
