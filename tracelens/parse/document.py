@@ -26,7 +26,7 @@ from tracelens.models import (
     Traceback,
 )
 from tracelens.parse.fold import fold
-from tracelens.parse.lexer import EXCEPTION_LINE
+from tracelens.parse.lexer import _NEW_OUTPUT, EXCEPTION_LINE
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import failure_kind
 
@@ -95,6 +95,7 @@ _TB_SHAPED = re.compile(
 
 
 _DEDENTED_FRAME = re.compile(r'File "[^"]*", line \d+')
+_MESSAGE_LINES = 12
 
 
 def _streams(records: list[Record]) -> list[str]:
@@ -105,6 +106,7 @@ def _streams(records: list[Record]) -> list[str]:
     out: list[str] = []
     carry = ""
     prev = ""  # the previous record's text, when it was carried
+    message = 0  # lines of a carried exception's message still to carry ("Last error:" ...)
     for rec in records:
         # a timestamp alone does not make a line the logger's own: the container runtime
         # stamps every line (docker logs --timestamps), the bare ones too
@@ -127,8 +129,17 @@ def _streams(records: list[Record]) -> list[str]:
             # (the line under a frame is its source line, whatever its shape)
             rec.stream = carry
             out.append(carry)
+            if EXCEPTION_LINE.match(rec.text):
+                message = _MESSAGE_LINES
+        elif bare and carry and message and rec.time is None and not _NEW_OUTPUT.match(rec.text):
+            # the exception's message goes on below it in any shape (NCCL's "Last error:"),
+            # up to a line with a header of its own (SGLang's next "[time] ..." line)
+            rec.stream = carry
+            out.append(carry)
+            message -= 1
         else:
             carry = ""
+            message = 0
             out.append(rec.stream)
         prev = rec.text if carry else ""
     return out

@@ -246,6 +246,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
     in_quote = False
     msg_lines = 0
     paragraphs = False  # the exception's message began with a line break
+    stamped = False  # the exception line carried a timestamp of its own
     exc_head = ""  # "Type: " of the exception line the message belongs to
     in_tb_chain = False  # the previous token ended a segment (a link may follow)
     margin = 0  # indentation of the current traceback's header
@@ -316,6 +317,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 yield _tok("EXC", text, rec.line)
                 state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
                 exc_head = _exc_head(text)
+                stamped = rec.time is not None
             elif _FAULT_HEAD.match(stripped):
                 yield _tok("FAULT_HEAD", stripped, rec.line)
                 state = "fault"
@@ -371,6 +373,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             else:
                 yield _tok("EXC", text, rec.line)
                 state, sig, in_quote, msg_lines = "msg", _signature(rec), False, 0
+                stamped = rec.time is not None
                 paragraphs = _EMPTY_MESSAGE.match(stripped) is not None
                 exc_head = _exc_head(text)
             i += 1
@@ -388,6 +391,11 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             if exc_head and msg_lines == 0 and text.startswith(exc_head):
                 # the same exception line again right below: another process's (ranks whose
                 # tracebacks were interleaved line by line), not more of this message
+                state, in_tb_chain = "normal", True
+                continue
+            if rec.time is not None and not stamped:
+                # a line with a header of its own ("[time] Received sigquit ...") below an
+                # exception line with none: new output, not more message
                 state, in_tb_chain = "normal", True
                 continue
             if not stripped:
