@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from tracelens.models import Record
-from tracelens.read import jsonlines, prefixes, quoted, rewrap
+from tracelens.read import prefixes, rewrap
 from tracelens.read.combined import Combined
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
@@ -401,6 +401,16 @@ _ESCAPED_ANSI = re.compile(r"#033\[[0-?]*[ -/]*[@-~]")
 """A colour sequence as syslog daemons store it, the escape character written ``#033``."""
 
 
+_BLANKS = (" ", "\t")
+
+
+def _jsonlines():
+    """:mod:`tracelens.read.jsonlines`, imported for a log that starts with an object only."""
+    from tracelens.read import jsonlines
+
+    return jsonlines
+
+
 def records_from_text(text: str, first_line: int = 1, end: str | None = None) -> list[Record]:
     """Turn decoded text into records (envelopes peeled, control sequences removed); ``end``:
     the line separator, as for :func:`split_lines`. A line no envelope matches that starts
@@ -414,10 +424,14 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
     lines = list(split_lines(text, first_line, end))
-    if quoted.may_be_quoted(text) or quoted.may_be_indented(text):
+    head = text[:256].lstrip()[:1]
+    if head == ">" or text[:256].lstrip("\r\n")[:1] in _BLANKS:
+        from tracelens.read import quoted  # only for a log that starts quoted or indented
+
         lines = quoted.dedent(quoted.unquote(lines))
         text = "\n".join(raw for _, raw in lines)
-    if text[:256].lstrip()[:1] == "{" and (unpacked := jsonlines.unpack(lines)) is not None:
+        head = text[:256].lstrip()[:1]
+    if head == "{" and (unpacked := _jsonlines().unpack(lines)) is not None:
         lines = unpacked
         text = "\n".join(raw for _, raw in lines)
     lines = rewrap.join_cut_lines(lines)

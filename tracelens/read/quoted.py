@@ -24,16 +24,6 @@ _QUOTED_SHARE = 0.9
 _MAX_DEPTH = 3
 
 
-def may_be_quoted(text: str) -> bool:
-    """Whether ``text`` may be a quoted paste: its first non-blank character is ``>``."""
-    return text[:256].lstrip()[:1] == ">"
-
-
-def may_be_indented(text: str) -> bool:
-    """Whether ``text`` may be an indented paste: it starts with a blank or a tab."""
-    return text[:1] in (" ", "\t") or text.lstrip("\r\n")[:1] in (" ", "\t")
-
-
 def _quoted(lines: list[tuple[int, str]]) -> bool:
     body = [raw for _, raw in lines if raw.strip()]
     marked = sum(1 for raw in body if raw.lstrip(" ")[:1] == ">")
