@@ -117,7 +117,7 @@ def rules_lint(dirs: tuple[str, ...], rules_dirs: tuple[str, ...]) -> None:
 @click.option(
     "--no-transforms",
     is_flag=True,
-    help="Skip the envelope transforms (container timestamps, kubectl/compose/Ray/torchrun/srun prefixes, CRLF, ANSI, lost indentation).",
+    help="Skip the envelope transforms (container timestamps, kubectl/compose/Ray/torchrun/srun prefixes, CRLF, ANSI, lost indentation, Markdown quote, indented block, JSON lines).",
 )
 def rules_test(
     dirs: tuple[str, ...],
