@@ -90,17 +90,18 @@ def _in_traceback(line: str, inside: bool) -> tuple[bool, bool]:
 
 
 def _json_exc_info(raw: bytes) -> bytes:
-    """python-json-logger's ``logger.exception(...)``: each traceback (header to exception line)
-    kept as a list of lines under ``exc_info`` of one record; the other lines as messages."""
+    """python-json-logger's ``logger.warning(..., exc_info=True)``: each traceback (header to
+    exception line) kept as a list of lines under ``exc_info`` of the record logged just
+    above it; every other line a record of its own."""
     text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
     out: list[dict] = []
     inside = False
     for line in text.split("\n")[:-1] if text.endswith("\n") else text.split("\n"):
         part, inside_after = _in_traceback(line, inside)
-        if part and not inside:
-            out.append({"levelname": "ERROR", "message": "Exception raised", "exc_info": []})
+        if part and not inside and (not out or "exc_info" in out[-1]):
+            out.append({"levelname": "INFO", "message": ""})
         if part:
-            out[-1]["exc_info"].append(line)
+            out[-1].setdefault("exc_info", []).append(line)
         else:
             out.append({"levelname": "INFO", "message": line})
         inside = inside_after
