@@ -197,3 +197,15 @@ def test_a_log_with_only_a_reported_failure_is_not_silent(log, alarm, category):
         assert (alarms[0].rule_id, alarms[0].category) == ("unrecognized", category)
     if alarm and category is None:
         assert "500" not in alarms[0].evidence[0].text
+
+
+def test_an_exception_cpython_ignored_is_no_failure():
+    log = (
+        "Training finished. Best val acc 0.912\n"
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f2a1c3d5e50>\n"
+        + TB
+    )
+    doc = parse(log)
+    assert find_failures(doc, Wrappers(default_rules().wrappers)).origin is None
+    # the same traceback without CPython's notice is the program's end
+    assert find_failures(parse(INFO + TB), Wrappers(default_rules().wrappers)).origin is not None

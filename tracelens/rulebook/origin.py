@@ -148,6 +148,8 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
         return own.level in _HANDLED
     for j in range(k - 1, max(k - 3, -1), -1):
         rec = doc.records[j]
+        if rec.text.startswith("Exception ignored in"):
+            return True  # CPython printed an exception it could not raise (a __del__'s) and went on
         if rec.stream == tb.stream:
             # a bare traceback right under a warning: the handler's, if the program logged on
             # after it; an uncaught one ends the program's output (a warning that happened to
