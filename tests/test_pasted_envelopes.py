@@ -204,3 +204,26 @@ def test_interleaved_ranks_keep_every_exception_line(log, failures):
         if tb.exception is not None
     ] + [e.text for e in doc.errors]
     assert sorted(got) == sorted(failures)
+
+
+def _warned(level: str) -> str:
+    return _jl(
+        {"message": "2025-02-03 09:12:46,500 INFO app: start"},
+        {"message": f"2025-02-03 09:12:46,581 {level} app: skipping a bad record", "exc_info": TB},
+        {"message": "2025-02-03 09:12:46,600 INFO app: done, 10 records read"},
+    )
+
+
+@pytest.mark.parametrize(
+    "log,failed",
+    [
+        # a traceback a handler logged at warning level under exc_info of the warning's
+        # record (every line of it has that record's line number): handled
+        (_warned("WARNING"), False),
+        # the same at error level: a failure
+        (_warned("ERROR"), True),
+    ],
+)
+def test_a_traceback_logged_under_exc_info_is_handled_as_its_level_says(log, failed):
+    rep = report(parse(log.encode()), default_rules())
+    assert any(d.severity in ERROR_LEVEL for d in rep.diagnoses) == failed

@@ -134,7 +134,12 @@ class Wrappers:
 
 
 def _index(doc: Document) -> dict[int, int]:
-    return {rec.line: k for k, rec in enumerate(doc.records)}
+    """Each line's first record (a JSON-lines record's text of several lines keeps one
+    number)."""
+    pos: dict[int, int] = {}
+    for k, rec in enumerate(doc.records):
+        pos.setdefault(rec.line, k)
+    return pos
 
 
 def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
