@@ -18,7 +18,7 @@ from tracelens.authoring.transforms import TRANSFORMS
 from tracelens.engine import diagnose
 from tracelens.incidents.incident import incident_fields, report_sources, save
 from tracelens.incidents.redact import Redactor
-from tracelens.incidents.similar import Query, query_of, similarity
+from tracelens.incidents.similar import Query, parts, query_of, similarity
 from tracelens.incidents.store import Store
 from tracelens.models import Report
 
@@ -145,12 +145,19 @@ def diagnosed(items: tuple[Item, ...]) -> tuple[list[Seen], list[str]]:
     return out, notes
 
 
+# a query's signature taken apart once, as rank() does for the query it scores against every
+# candidate (the threshold test scores each of 730 queries against the others: 262,000 pairs)
+_query_parts = cache(parts)
+
+
 def pair_score(a: Seen, b: Seen) -> float:
     """``a`` asked for, ``b`` stored: the same fingerprint is the same incident (100)."""
     if a.query.fingerprint == b.fields["fingerprint"]:
         return 100.0
     f = b.fields
-    return similarity(a.query, f["signature"], f["rule_id"], f["category"])
+    return similarity(
+        a.query, f["signature"], f["rule_id"], f["category"], _parts=_query_parts(a.query.signature)
+    )
 
 
 def nvls_store(path: Path, resolve: bool = True, note: str = "NCCL_NVLS_ENABLE=0") -> int:
