@@ -123,7 +123,7 @@ def test_a_batch_stats_each_rule_file_once(tmp_path, monkeypatch, batch, expecte
 
 def _carried_on_plain(records, after: int) -> bool:
     """The line-by-line definition: a few progress lines after ``after``, no restart first."""
-    from tracelens.rulebook.origin import _MIN_PROGRESS, _PROGRESS, _RUN_START
+    from tracelens.rulebook.progress import _MIN_PROGRESS, _PROGRESS, _RUN_START
 
     seen = 0
     for rec in records:
@@ -162,12 +162,12 @@ CARRIED = [
 @pytest.mark.parametrize("lines", [c[1] for c in CARRIED], ids=[c[0] for c in CARRIED])
 def test_carried_on_finds_what_the_line_by_line_check_finds(lines):
     from tracelens.models import Record
-    from tracelens.rulebook.origin import _carried_on
+    from tracelens.rulebook.progress import carried_on
 
     records = [Record(line=n, text=t) for n, t in enumerate(["Traceback", *lines], 1)]
     for chunk in (1, 2, 3, 256):
-        assert _carried_on(records, 1, chunk) == _carried_on_plain(records, 1)
-        assert _carried_on(records, 0, chunk) == _carried_on_plain(records, 0)
+        assert carried_on(records, 1, chunk) == _carried_on_plain(records, 1)
+        assert carried_on(records, 0, chunk) == _carried_on_plain(records, 0)
 
 
 STORED = [

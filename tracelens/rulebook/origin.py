@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
-from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
+from tracelens.models import Document, ExceptionInfo, Frame, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
-from tracelens.parse.linesearch import records_matching
 from tracelens.read.failures import SHAPES
 from tracelens.regex import compile_regex
+from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.required import reused_literal
 
 # raised by a stop or by the teardown after another failure, never the failure itself
@@ -60,17 +59,6 @@ _ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
 _CLIENT_ERROR = re.compile(
     _REFUSED.pattern + r"|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b"
 )
-_PROGRESS = re.compile(
-    r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
-    r"\{'loss': |'train_runtime': |\bApplication startup complete\b|"
-    r"\bThe server is fired up and ready to roll\b|\bsucceeded\b|"
-    # a training loop's progress: "step 100 ... loss", "Epoch: [0][100/625] ... Loss 6.7",
-    # "Iter 100: loss = 2.1", "Train: [0/300][100/2502] ... loss"
-    # (the loss may be part of a name: detectron2's "iter: 19  total_loss: 2.113  loss_cls: ...")
-    r"(?i:\b(?:step|epoch|iter(?:ation)?|train)\b[ =:\[]*\d+\b.*loss)|"
-    r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b"
-)
-_MIN_PROGRESS = 3
 
 
 @dataclass
@@ -397,7 +385,7 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     if not real:
         return Failures(None, False, refused, handled, _reported(doc, stop))
     last_end = max(c.end for c in real)
-    recovered = _carried_on(doc.records, last_end) and not _vital_thread_died(doc.records)
+    recovered = carried_on(doc.records, last_end) and not vital_thread_died(doc.records)
     return Failures(real[0], recovered, refused)
 
 
@@ -406,7 +394,7 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
         if err.kind not in _WRAPPER_KINDS or (stop and err.line >= stop):
             continue
         # an access log writes a 500 answer at INFO: the level says nothing there
-        if (err.kind != "http" and (err.level or "") in _HANDLED_LEVELS) or _carried_on(
+        if (err.kind != "http" and (err.level or "") in _HANDLED_LEVELS) or carried_on(
             doc.records, err.line
         ):
             return None
@@ -416,90 +404,7 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
     return None
 
 
-_VITAL_THREAD = re.compile(
-    r"Exception in thread [^(\n]*\((?:process_input_sockets|process_output_sockets)\)"
-)
-"""vLLM's engine core reads requests and writes results on these two threads: with one of them
-dead, requests already inside may still be answered, but no new one ever is."""
-
-
-def _vital_thread_died(records: list[Record]) -> bool:
-    return any(
-        "Exception in thread" in rec.text and _VITAL_THREAD.search(rec.text) for rec in records
-    )
-
-
 def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]:
     """(the originating failure or None, whether the program recovered from every failure)."""
     f = find_failures(doc, wrappers)
     return f.origin, f.recovered
-
-
-def _carried_on(records: list[Record], after: int, chunk: int = 256) -> bool:
-    """At least a few progress lines after ``after``, in the same run (a restart is a new
-    run: the one that failed did not carry on). The lines that may be either are found by one
-    RE2 pass over each ``chunk`` lines (:data:`_PROGRESS_OR_START`), each then checked as
-    before; a log of many answered requests is decided within its first chunk."""
-    seen = 0
-    tail = [rec for rec in records if rec.line > after]
-    candidates = compile_regex(_PROGRESS_OR_START, multiline=True)
-    for start in range(0, len(tail), chunk):
-        part = tail[start : start + chunk]
-        for k in records_matching(part, _StartOrProgress, candidates):
-            if _RUN_START.search(part[k].text):
-                return False
-            seen += 1
-            if seen >= _MIN_PROGRESS:
-                return True
-    return False
-
-
-class _StartOrProgress:
-    """A line :func:`_carried_on` stops at: a run's start or a progress line."""
-
-    @staticmethod
-    def search(text: str) -> Any:
-        return _RUN_START.search(text) or _PROGRESS.search(text)
-
-
-_PROGRESS_OR_START = (
-    rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
-    rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
-    rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
-    rb"worker continues"
-)
-"""A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
-for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
-
-
-# one line per start of a program; an engine's own start counts only where no server banner does
-_RUN_START = re.compile(
-    r"\bvLLM API server version\b|\bserver_args=ServerArgs\(|\bStarting elastic_operator\b"
-)
-_ENGINE_START = re.compile(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
-
-
-def _lines(doc: Document, rx: re.Pattern[str]) -> list[int]:
-    """The sorted lines ``rx`` finds, in one RE2 pass over the log (literals and ``\\b``
-    next to ASCII letters: RE2 matches wherever Python does)."""
-    found = records_matching(doc.records, rx, compile_regex(rx.pattern.encode(), multiline=True))
-    return sorted({doc.records[k].line for k in found})
-
-
-def run_span(doc: Document, line: int) -> tuple[int, int] | None:
-    """The lines of the run (one start of a server or a job) that holds ``line``, when the
-    log holds several starts (restarts, appended logs); None when it holds one."""
-    starts = _lines(doc, _RUN_START)
-    if not starts:
-        starts = _lines(doc, _ENGINE_START)
-    if len(starts) < 2:
-        return None
-    begin = 0
-    end = doc.line_count + 1
-    for s in starts:
-        if s <= line:
-            begin = s
-        elif s > line:
-            end = s - 1
-            break
-    return begin, end

@@ -15,8 +15,9 @@ from tracelens.rulebook.conditions import Context, compiled
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule
-from tracelens.rulebook.origin import Wrappers, find_failures, run_span
+from tracelens.rulebook.origin import Wrappers, find_failures
 from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
+from tracelens.rulebook.progress import run_span
 from tracelens.rulebook.unrecognized import explains, settle
 
 

@@ -1,0 +1,111 @@
+"""Whether a program carried on after a failure, and which run of a log a line belongs to.
+
+A failure is *recovered* when the program visibly carried on after it: requests answered with
+2xx, throughput lines, training loss lines, a server that finished starting, in the same run
+(a restart is a new run: the one that failed did not carry on). vLLM's engine-core I/O threads
+are never carried on after: with one of them dead, no new request is ever answered.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tracelens.models import Document, Record
+from tracelens.parse.linesearch import records_matching
+from tracelens.regex import compile_regex
+
+_PROGRESS = re.compile(
+    r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
+    r"\{'loss': |'train_runtime': |\bApplication startup complete\b|"
+    r"\bThe server is fired up and ready to roll\b|\bsucceeded\b|"
+    # a training loop's progress: "step 100 ... loss", "Epoch: [0][100/625] ... Loss 6.7",
+    # "Iter 100: loss = 2.1", "Train: [0/300][100/2502] ... loss"
+    # (the loss may be part of a name: detectron2's "iter: 19  total_loss: 2.113  loss_cls: ...")
+    r"(?i:\b(?:step|epoch|iter(?:ation)?|train)\b[ =:\[]*\d+\b.*loss)|"
+    r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b"
+)
+_MIN_PROGRESS = 3
+
+
+_VITAL_THREAD = re.compile(
+    r"Exception in thread [^(\n]*\((?:process_input_sockets|process_output_sockets)\)"
+)
+"""vLLM's engine core reads requests and writes results on these two threads: with one of them
+dead, requests already inside may still be answered, but no new one ever is."""
+
+
+def vital_thread_died(records: list[Record]) -> bool:
+    return any(
+        "Exception in thread" in rec.text and _VITAL_THREAD.search(rec.text) for rec in records
+    )
+
+
+def carried_on(records: list[Record], after: int, chunk: int = 256) -> bool:
+    """At least a few progress lines after ``after``, in the same run (a restart is a new
+    run: the one that failed did not carry on). The lines that may be either are found by one
+    RE2 pass over each ``chunk`` lines (:data:`_PROGRESS_OR_START`), each then checked as
+    before; a log of many answered requests is decided within its first chunk."""
+    seen = 0
+    tail = [rec for rec in records if rec.line > after]
+    candidates = compile_regex(_PROGRESS_OR_START, multiline=True)
+    for start in range(0, len(tail), chunk):
+        part = tail[start : start + chunk]
+        for k in records_matching(part, _StartOrProgress, candidates):
+            if _RUN_START.search(part[k].text):
+                return False
+            seen += 1
+            if seen >= _MIN_PROGRESS:
+                return True
+    return False
+
+
+class _StartOrProgress:
+    """A line :func:`carried_on` stops at: a run's start or a progress line."""
+
+    @staticmethod
+    def search(text: str) -> Any:
+        return _RUN_START.search(text) or _PROGRESS.search(text)
+
+
+_PROGRESS_OR_START = (
+    rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
+    rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
+    rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
+    rb"worker continues"
+)
+"""A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
+for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
+
+
+# one line per start of a program; an engine's own start counts only where no server banner does
+_RUN_START = re.compile(
+    r"\bvLLM API server version\b|\bserver_args=ServerArgs\(|\bStarting elastic_operator\b"
+)
+_ENGINE_START = re.compile(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
+
+
+def _lines(doc: Document, rx: re.Pattern[str]) -> list[int]:
+    """The sorted lines ``rx`` finds, in one RE2 pass over the log (literals and ``\\b``
+    next to ASCII letters: RE2 matches wherever Python does)."""
+    found = records_matching(doc.records, rx, compile_regex(rx.pattern.encode(), multiline=True))
+    return sorted({doc.records[k].line for k in found})
+
+
+def run_span(doc: Document, line: int) -> tuple[int, int] | None:
+    """The lines of the run (one start of a server or a job) that holds ``line``, when the
+    log holds several starts (restarts, appended logs); None when it holds one."""
+    starts = _lines(doc, _RUN_START)
+    if not starts:
+        starts = _lines(doc, _ENGINE_START)
+    if len(starts) < 2:
+        return None
+    begin = 0
+    end = doc.line_count + 1
+    for s in starts:
+        if s <= line:
+            begin = s
+        elif s > line:
+            end = s - 1
+            break
+    return begin, end
