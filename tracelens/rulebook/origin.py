@@ -121,13 +121,8 @@ class Wrappers:
         )
 
 
-def _index(doc: Document) -> dict[int, int]:
-    """Each line's first record (a JSON-lines record's text of several lines keeps one
-    number)."""
-    pos: dict[int, int] = {}
-    for k, rec in enumerate(doc.records):
-        pos.setdefault(rec.line, k)
-    return pos
+def _index(doc: Document) -> dict[int, int]:  # each line's first record (JSON lines share one)
+    return {rec.line: k for k, rec in reversed(list(enumerate(doc.records)))}
 
 
 def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
