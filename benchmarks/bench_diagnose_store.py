@@ -80,6 +80,7 @@ def main() -> None:
             )
         for cmd, env in cases.values():  # untimed: a tree's first run builds its rule index
             child(cmd, env)
+        load = os.getloadavg()[0]
         figures: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for _ in range(args.runs):
             for name, (cmd, env) in cases.items():
@@ -92,7 +93,9 @@ def main() -> None:
                 f"  {name:36s} wall {walls[0] * 1000:5.0f} / {walls[mid] * 1000:5.0f} ms   "
                 f"CPU {cpus[0] * 1000:5.0f} / {cpus[mid] * 1000:5.0f} ms"
             )
-    print(f"load average: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(
+            f"load average: {load:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} cores"
+        )
 
 
 if __name__ == "__main__":
