@@ -26,7 +26,7 @@ from tracelens.models import (
     Traceback,
 )
 from tracelens.parse.fold import fold
-from tracelens.parse.lexer import _NEW_OUTPUT, EXCEPTION_LINE
+from tracelens.parse.lexer import EXCEPTION_LINE, NEW_OUTPUT
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import failure_kind
 
@@ -131,7 +131,7 @@ def _streams(records: list[Record]) -> list[str]:
             out.append(carry)
             if EXCEPTION_LINE.match(rec.text):
                 message = _MESSAGE_LINES
-        elif bare and carry and message and rec.time is None and not _NEW_OUTPUT.match(rec.text):
+        elif bare and carry and message and rec.time is None and not NEW_OUTPUT.match(rec.text):
             # the exception's message goes on below it in any shape (NCCL's "Last error:"),
             # up to a line with a header of its own (SGLang's next "[time] ..." line)
             rec.stream = carry

@@ -39,7 +39,7 @@ EXCEPTION_LINE = re.compile(
 _BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt)$")
 _DEDENTED_CARET = re.compile(r"[~^]*\^[~^]*\s*$")
 # In a message without a logger header, a line like these starts new output, not more message.
-_NEW_OUTPUT = re.compile(
+NEW_OUTPUT = re.compile(
     r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> |```|</?details>|(?:\(\S+\) )?PS [A-Za-z]:\\|"
     r"\S+\.py:\d+: \w*Warning: |"
@@ -181,7 +181,7 @@ def _more_message(rec: Record, sig) -> bool:
         and _GROUP_HEAD.match(text) is None
         and _FAULT_HEAD.match(text) is None
         and _FRAME.match(text) is None
-        and _NEW_OUTPUT.match(text) is None
+        and NEW_OUTPUT.match(text) is None
     )
 
 
@@ -426,7 +426,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
             ):
                 state, in_tb_chain = "normal", True
                 continue
-            if sig == (None, None) and _NEW_OUTPUT.match(text):
+            if sig == (None, None) and NEW_OUTPUT.match(text):
                 state, in_tb_chain = "normal", True
                 continue
             if msg_lines >= _MAX_MSG_LINES:

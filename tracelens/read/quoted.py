@@ -18,6 +18,8 @@ takes both off when the log shows them on (nearly) every line, and leaves any ot
 
 from __future__ import annotations
 
+import os
+
 _QUOTED_SHARE = 0.9
 """Share of the non-blank lines that must start with ``>`` for a log to be read as a quote
 (a reply may leave a line or two unquoted)."""
@@ -60,13 +62,7 @@ def dedent(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
         if not raw.strip():
             continue
         lead = _indent(raw)
-        if common is None:
-            common = lead
-        elif not lead.startswith(common):
-            k = 0
-            while k < min(len(lead), len(common)) and lead[k] == common[k]:
-                k += 1
-            common = common[:k]
+        common = lead if common is None else os.path.commonprefix([common, lead])
         if not common or (len(common) < 4 and "\t" not in common):
             return lines
     if not common:

@@ -162,7 +162,7 @@ def guess_category(origin: Origin) -> str:
         and origin.frame.file.endswith("subprocess.py")
     ):
         return "dependency-missing"  # a program that is not installed, when it is subprocess
-    validation = _VALIDATION_TYPE.search(origin.type) is not None
+    validation = origin.type.endswith("ValidationError")
     for rx, cat in _by_type():
         if validation and cat == "config-invalid":
             break  # a pydantic error wraps a message: its words say more than its type
@@ -192,7 +192,6 @@ def guess_category(origin: Origin) -> str:
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
 )
-_VALIDATION_TYPE = re.compile(r"ValidationError$")
 _FRAMEWORK = re.compile(
     r"/(?:vllm|sglang|transformers|trl|accelerate|deepspeed|lightning|lightning_fabric|"
     r"pytorch_lightning|megatron|peft|lmcache|verl|torchtune)/"
