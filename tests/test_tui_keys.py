@@ -288,3 +288,62 @@ def test_down_or_enter_in_the_filter_goes_to_the_list(tmp_path):
             assert app.screen.query_one("#filter", Input).value == ""
 
     run(make_app(db_path=db), steps)
+
+
+FOOTER_STEPS = [
+    # (what the step does, its keys, whether the footer's keys change)
+    ("the incident list's filter box", ["slash"], True),
+    ("back to the list", ["down"], True),
+    ("a diagnosis", ["enter"], True),
+    ("its log tab", ["2"], False),
+    ("its traceback tab", ["3"], False),
+    ("its facts tab", ["4"], False),
+    ("its first tab again", ["1"], False),
+]
+
+
+def footer_wanted(screen) -> list[tuple[str, bool]]:
+    """What Textual's footer shows for the screen's bindings now: each action's first shown
+    binding, with whether it is enabled."""
+    first: dict[str, tuple[str, bool]] = {}
+    for _node, binding, enabled, _tooltip in screen.active_bindings.values():
+        if binding.show:
+            first.setdefault(binding.action, (binding.key, enabled))
+    return list(first.values())
+
+
+@pytest.fixture(scope="module")
+def footer_steps(tmp_path_factory) -> list:
+    """One run through FOOTER_STEPS; after each step: the footer's key widgets, the keys and
+    enabled states they show, and what the screen's bindings say they should show."""
+    seen: list = []
+    base = tmp_path_factory.mktemp("footer-steps")
+    db = make_store(base / "incidents.db")
+
+    def record(app) -> None:
+        widgets = list(app.screen.query(FooterKey))
+        shown = [(k.key, not k.has_class("-disabled")) for k in widgets]
+        seen.append((widgets, shown, footer_wanted(app.screen)))
+
+    async def steps(pilot, app):
+        record(app)
+        for _what, keys, _changes in FOOTER_STEPS:
+            await pilot.press(*keys)
+            await pilot.pause()
+            record(app)
+
+    with own_dirs(base):
+        run(make_app(db_path=db), steps)
+    return seen
+
+
+@pytest.mark.parametrize(
+    "k, what, changes", [(k, what, changes) for k, (what, _, changes) in enumerate(FOOTER_STEPS)]
+)
+def test_the_footer_is_drawn_again_only_when_its_keys_change(footer_steps, k, what, changes):
+    before, after = footer_steps[k], footer_steps[k + 1]
+    widgets, shown, wanted = after
+    assert shown == wanted  # the keys of the screen and focus now (none in the filter box)
+    assert (shown != before[1]) is changes
+    # the same keys keep their widgets (nothing mounted and styled again); new keys get new ones
+    assert (widgets == before[0]) is not changes

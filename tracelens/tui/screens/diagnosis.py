@@ -15,7 +15,6 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import (
     DataTable,
-    Footer,
     Header,
     Label,
     Static,
@@ -24,6 +23,7 @@ from textual.widgets import (
 )
 
 from tracelens.models import Record
+from tracelens.tui.footer import KeyFooter
 from tracelens.tui.loglines import LogLine, build_lines, whole_records
 from tracelens.tui.remedies import RemedyList
 from tracelens.tui.screens.logview import LogReader
@@ -109,7 +109,7 @@ class DiagnosisScreen(Screen):
                 yield DataTable(id="factstable", cursor_type="row")
             with TabPane("5 Similar", id="similar"):
                 yield DataTable(id="similartable", cursor_type="row")
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.title = "tracelens"

@@ -14,10 +14,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Select, Static
+from textual.widgets import DataTable, Header, Input, Select, Static
 
 from tracelens.read.logread import clean
 from tracelens.tui.filtering import WordIndex
+from tracelens.tui.footer import KeyFooter
 from tracelens.tui.layout import fit, incident_columns
 
 SHOWN = 200
@@ -100,7 +101,7 @@ class IncidentsScreen(Screen):
             yield Select([], prompt="category", id="category")
         yield DataTable(id="incidents", cursor_type="row", zebra_stripes=True)
         yield Static(id="count")
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one(DataTable)

@@ -13,9 +13,10 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.coordinate import Coordinate
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Header, Input, Static
 
 from tracelens.tui.filtering import WordIndex
+from tracelens.tui.footer import KeyFooter
 from tracelens.tui.layout import PADDING, SCROLLBAR, fit, rule_columns
 
 LIST_SHARE = 0.5
@@ -54,7 +55,7 @@ class RulesScreen(Screen):
             yield DataTable(id="rules", cursor_type="row")
             with VerticalScroll(id="rule-pane"):
                 yield Static(id="rule")
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.example_index: dict[int, int] = {}
