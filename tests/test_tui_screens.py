@@ -247,3 +247,37 @@ def test_the_attached_ticket_is_shown_in_the_header(db):
         assert first.startswith("Incident #") and "ticket OPS-42" in first
 
     run(make_app(db_path=db), steps)
+
+
+@pytest.mark.parametrize(
+    "keys, table_id",
+    [([], "#incidents"), (["r", "enter"], "#rules")],
+    ids=["incident list", "rules browser"],
+)
+def test_a_resize_keeps_the_highlighted_row_and_follows_a_new_width(db, keys, table_id):
+    """A taller terminal changes no column: the list is not filled again, so the highlighted
+    row stays where it was; a wider one changes the columns, and the rows are cut anew."""
+    seen: dict = {}
+
+    async def steps(pilot, app):
+        await pilot.press(*keys, "down", "down")
+        await pilot.pause()
+        table = app.screen.query_one(table_id, DataTable)
+        rows, widths = table.row_count, [c.width for c in table.columns.values()]
+        assert app.focused is table and table.cursor_row == 2
+        await pilot.resize_terminal(80, 30)
+        await pilot.pause()
+        seen["taller"] = (
+            table.cursor_row,
+            table.row_count,
+            [c.width for c in table.columns.values()],
+        )
+        await pilot.resize_terminal(200, 30)
+        await pilot.pause()
+        seen["wider"] = (table.row_count, [c.width for c in table.columns.values()])
+        seen["before"] = (rows, widths)
+
+    run(make_app(db_path=db), steps, size=(80, 24))
+    rows, widths = seen["before"]
+    assert seen["taller"] == (2, rows, widths)
+    assert seen["wider"][0] == rows and seen["wider"][1] != widths

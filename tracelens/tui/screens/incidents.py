@@ -104,25 +104,27 @@ class IncidentsScreen(Screen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        table = self.query_one(DataTable)
+        # the incidents are read when the screen is shown (on_screen_resume), the first time too
         self.widths: dict[str, int] = {}
-        self.load()
-        table.focus()
+        self.query_one(DataTable).focus()
 
-    def _set_columns(self) -> None:
-        """Columns as wide as the terminal allows: the title takes what the others leave."""
+    def _set_columns(self) -> bool:
+        """Columns as wide as the terminal allows: the title takes what the others leave.
+        Whether they changed (the table is then empty)."""
         category = max((len(r.category or "") for r in self.rows), default=8)
         widths = incident_columns(self.size.width, category)
         if widths == self.widths:
-            return
+            return False
         table = self.query_one(DataTable)
         table.clear(columns=True)
         for key, label in COLUMNS:
             table.add_column(label if widths[key] > 1 else "✓", key=key, width=widths[key])
         self.widths = widths
+        return True
 
     def on_resize(self) -> None:
-        self.refresh_table()
+        if self._set_columns():  # else the rows on show are still the rows to show
+            self.refresh_table()
 
     # data ---------------------------------------------------------------------------------------
 

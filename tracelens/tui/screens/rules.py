@@ -68,7 +68,8 @@ class RulesScreen(Screen):
         self.fill("")
         self.query_one("#search", Input).focus()
 
-    def _set_columns(self) -> None:
+    def _set_columns(self) -> bool:
+        """The list's columns for the screen's width; whether they changed."""
         width = min(max(int(self.size.width * LIST_SHARE), LIST_MIN), LIST_MAX)
         widths = rule_columns(
             width,
@@ -76,7 +77,7 @@ class RulesScreen(Screen):
             max((len(lr.rule.category) for lr in self.rules), default=10),
         )
         if widths == self.widths:
-            return
+            return False
         table = self.query_one(DataTable)
         used = [w for w in widths.values() if w]
         table.styles.width = min(width, sum(used) + PADDING * len(used) + SCROLLBAR)
@@ -85,9 +86,11 @@ class RulesScreen(Screen):
         if widths["category"]:
             table.add_column("category", key="category", width=widths["category"])
         self.widths = widths
+        return True
 
     def on_resize(self) -> None:
-        self.fill(self.query_one("#search", Input).value)
+        if self._set_columns():  # else the rules listed are cut to the widths they have
+            self.fill(self.query_one("#search", Input).value)
 
     def fill(self, query: str) -> None:
         self._set_columns()
