@@ -24,6 +24,7 @@ from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.read.failures import SHAPES
 from tracelens.regex import compile_regex
+from tracelens.rulebook.context import found
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.required import reused_literal
 
@@ -104,11 +105,11 @@ class Wrappers:
         for (trx, mrx), (tlit, mlit) in zip(self.pairs, self._literals):
             if trx is not None and (
                 (tlit is not None and tlit not in exc.type)
-                or compile_regex(trx).search(exc.type) is None
+                or not found(compile_regex(trx), exc.type)
             ):
                 continue
             if mrx is not None and (
-                (mlit is not None and mlit not in msg) or compile_regex(mrx).search(msg) is None
+                (mlit is not None and mlit not in msg) or not found(compile_regex(mrx), msg)
             ):
                 continue
             return True
@@ -116,8 +117,11 @@ class Wrappers:
 
     def line(self, text: str) -> bool:
         return any(
-            mrx is not None and trx is None and compile_regex(mrx).search(text) is not None
-            for trx, mrx in self.pairs
+            mrx is not None
+            and trx is None
+            and (mlit is None or mlit in text)
+            and found(compile_regex(mrx), text)
+            for (trx, mrx), (_tlit, mlit) in zip(self.pairs, self._literals)
         )
 
 

@@ -1,0 +1,77 @@
+"""The shortcuts that answer "does this regex match?" without a match object give what the
+plain ``rx.search`` gives (tables of cases, each checked against the plain way)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tracelens.regex import compile_regex
+from tracelens.rulebook.context import found, misses
+from tracelens.rulebook.origin import Wrappers
+
+SEARCHES = [
+    # (pattern, text)
+    (r"OutOfMemoryError", "torch.OutOfMemoryError"),
+    (r"OutOfMemoryError", "RuntimeError"),
+    (r"^ValueError$", "ValueError"),
+    (r"^ValueError$", "xValueError"),
+    (r"(?i)cuda error: (?P<what>.+)", "CUDA Error: an illegal memory access"),
+    (r"(?i)cuda error: (?P<what>.+)", "no such thing"),
+    (r"\bé+\b", "café é"),  # non-ASCII: byte offsets differ from character offsets
+    (r"\bé+\b", "café"),
+    (r"x*", ""),  # an empty match is a match
+    (r"a", ""),
+    (r"bad", "bad \udcff byte"),  # a lone surrogate: RE2 cannot read it, the plain path answers
+    (r"good", "bad \udcff byte"),
+    (r"\d{3,}", "rank 12 of 1024"),
+]
+
+
+def _plain(pattern: str, text: str) -> bool | None:
+    try:
+        return compile_regex(pattern).search(text) is not None
+    except UnicodeEncodeError:
+        return None
+
+
+@pytest.mark.parametrize(("pattern", "text"), SEARCHES)
+def test_found_is_search(pattern: str, text: str) -> None:
+    want = _plain(pattern, text)
+    if want is None:  # the plain search raises: so does the shortcut, the same way
+        with pytest.raises(UnicodeEncodeError):
+            found(compile_regex(pattern), text)
+    else:
+        assert found(compile_regex(pattern), text) is want
+
+
+@pytest.mark.parametrize(("pattern", "text"), SEARCHES)
+def test_misses_only_when_search_finds_nothing(pattern: str, text: str) -> None:
+    miss = misses(compile_regex(pattern), text)
+    want = _plain(pattern, text)
+    assert miss is (want is False)
+
+
+PAIRS = [
+    (None, "Connection closed by remote peer"),
+    (None, r"Call to (recv from|send to) \S+ failed : "),
+    (None, r"(?i)engine ?core failed"),  # no literal: the regex decides
+    ("RuntimeError", "NCCL error"),
+]
+LINES = [
+    "NCCL WARN Connection closed by remote peer 10.0.0.2<5101>",
+    "Call to recv from 10.0.0.2 failed : Connection reset",
+    "Call to recv from  failed : ",
+    "EngineCore failed to start",
+    "enginecore FAILED",
+    "NCCL error in the middle",  # only the type-and-message pair has it: not a line wrapper
+    "nothing here",
+    "",
+]
+
+
+@pytest.mark.parametrize("text", LINES)
+def test_wrapper_line_is_the_plain_loop(text: str) -> None:
+    plain = any(
+        m is not None and t is None and compile_regex(m).search(text) is not None for t, m in PAIRS
+    )
+    assert Wrappers(PAIRS).line(text) is plain
