@@ -4,9 +4,12 @@ claim what it cannot know, the footer fits 80 columns, and the help lists every 
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from rich.console import Console
 from textual.binding import Binding
+from textual.css.stylesheet import Stylesheet
 from textual.widgets import DataTable, Input
 from textual.widgets._footer import FooterKey
 from tui_fixtures import make_store, notes, own_config, own_dirs, run, seed_report  # noqa: F401 (autouse)
@@ -332,9 +335,25 @@ def footer_steps(tmp_path_factory) -> list:
             await pilot.pause()
             record(app)
 
-    with own_dirs(base):
+    styled: list[FooterKey] = []  # kept alive, so that no two of them share an id()
+    apply = Stylesheet.apply
+
+    def counted(self, node, *args, **kwargs):
+        if isinstance(node, FooterKey):
+            styled.append(node)
+        return apply(self, node, *args, **kwargs)
+
+    with own_dirs(base), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Stylesheet, "apply", counted)
         run(make_app(db_path=db), steps)
+    seen.append(Counter(map(id, styled)))
     return seen
+
+
+def test_each_footer_key_is_styled_once(footer_steps):
+    """Compact before it is mounted, not made compact (and styled again) once it is."""
+    styled = footer_steps[-1]
+    assert styled and set(styled.values()) == {1}
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ Textual's :class:`~textual.widgets.Footer` throws its keys away and mounts new o
 the screen's bindings are refreshed, which is on every change of focus (switching a tab,
 opening the log's search box), even when it would show the very same keys: a dozen widgets
 to mount and style, most of the work of a tab switch. This one compares what it would show
-with what it shows, and composes again only on a difference.
+with what it shows, and composes again only on a difference. Its keys are made compact
+before they are mounted, not restyled as compact once they are.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.screen import Screen
 from textual.widgets import Footer
+from textual.widgets._footer import FooterKey
 
 
 class KeyFooter(Footer):
@@ -26,14 +28,17 @@ class KeyFooter(Footer):
         """Everything :meth:`Footer.compose` reads from the screen's bindings: the shown
         bindings in order, each with whether it is enabled and its tooltip."""
         return tuple(
-            (node_binding, enabled, tooltip)
-            for _node, node_binding, enabled, tooltip in self.screen.active_bindings.values()
-            if node_binding.show
+            active[1:] for active in self.screen.active_bindings.values() if active[1].show
         )
 
     def compose(self) -> ComposeResult:
         self._shown = self.shown_keys() if self._bindings_ready else None
-        yield from super().compose()
+        for widget in super().compose():
+            if isinstance(widget, FooterKey):
+                # the class its ``compact`` watcher would add once mounted, and then style
+                # the key again for
+                widget.set_class(self.compact, "-compact", update=False)
+            yield widget
 
     def bindings_changed(self, screen: Screen) -> None:
         self._bindings_ready = True
