@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 from textual.widgets import DataTable, Input, Select, TabbedContent
-from tui_fixtures import LOGS, SEED, make_store, own_config, run, seed_report  # noqa: F401 (autouse)
+from tui_fixtures import (  # noqa: F401 (autouse)
+    LOGS,
+    SEED,
+    make_store,
+    own_config,
+    own_dirs,
+    run,
+    seed_report,
+)
 
 from tracelens.engine import diagnose
 from tracelens.incidents.store import Store
@@ -307,3 +315,58 @@ def test_tui_reads_a_piped_log_then_takes_keys_from_the_terminal(tmp_path):
     else:
         os.kill(pid, 9)
     assert status is not None and os.waitstatus_to_exitcode(status) == 0
+
+
+LAZY_TABS = [
+    # (how the tab is chosen, the tab, what it holds)
+    ("key 3", "traceback", "#tracebacks"),
+    ("click", "facts", "#factstable"),
+    ("e", "log", "#logview"),
+    ("key 5", "similar", "#similartable"),
+]
+CONTENTS = [content for _how, _tab, content in LAZY_TABS]
+
+
+@pytest.fixture(scope="module")
+def lazy_tabs(tmp_path_factory) -> dict:
+    """One run: a stored incident's diagnosis screen, then each of LAZY_TABS chosen in turn;
+    which tabs' contents are in the screen at its opening and after each choice."""
+    seen: dict = {}
+    base = tmp_path_factory.mktemp("lazy-tabs")
+    db = make_store(base / "incidents.db")
+
+    def present(app) -> set[str]:
+        return {c for c in CONTENTS if app.screen.query(c)}
+
+    async def steps(pilot, app):
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, DiagnosisScreen)
+        seen["opened"] = present(app)
+        for how, tab, content in LAZY_TABS:
+            if how == "click":
+                await pilot.click(f"#--content-tab-{tab}")
+            else:
+                await pilot.press(how.split()[-1])
+            await pilot.pause()
+            widget = app.screen.query_one(content)
+            seen[how] = (
+                app.screen.query_one(TabbedContent).active,
+                present(app),
+                widget.display and widget.region.area > 0,
+            )
+
+    with own_dirs(base):
+        run(make_app(db_path=db), steps)
+    return seen
+
+
+def test_a_diagnosis_opens_without_its_other_tabs_composed(lazy_tabs):
+    assert lazy_tabs["opened"] == set()
+
+
+@pytest.mark.parametrize("k, how, tab, content", [(k, *case) for k, case in enumerate(LAZY_TABS)])
+def test_a_tab_is_composed_when_first_chosen_by_key_or_mouse(lazy_tabs, k, how, tab, content):
+    active, present, shown = lazy_tabs[how]
+    assert active == tab and shown
+    assert present == set(CONTENTS[: k + 1])  # this one and the ones chosen before, no other

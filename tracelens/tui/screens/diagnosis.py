@@ -85,6 +85,8 @@ class DiagnosisScreen(Screen):
     def __init__(self, view: DiagnosisView) -> None:
         super().__init__()
         self.view = view
+        self._built = {"diagnosis"}
+        """The tabs composed so far."""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -101,21 +103,42 @@ class DiagnosisScreen(Screen):
                         id="remedies",
                     )
                     yield Static(self._rest(), id="rest")
-            with TabPane("2 Log", id="log"):
-                yield reader_for(self.view)
-            with TabPane("3 Traceback", id="traceback"):
-                yield TracebackTree(self.view.tracebacks, self._no_traceback(), id="tracebacks")
-            with TabPane("4 Facts", id="facts"):
-                yield DataTable(id="factstable", cursor_type="row")
-            with TabPane("5 Similar", id="similar"):
-                yield DataTable(id="similartable", cursor_type="row")
+            # the other tabs are composed when first shown (see _build)
+            yield TabPane("2 Log", id="log")
+            yield TabPane("3 Traceback", id="traceback")
+            yield TabPane("4 Facts", id="facts")
+            yield TabPane("5 Similar", id="similar")
         yield KeyFooter()
+
+    async def _build(self, tab: str) -> None:
+        """Compose a tab the first time it is shown. A screen often closes with its other
+        tabs unseen, and every widget mounted is styled (each part of a table and a tree a
+        rule of its own), hidden or not: about a third of opening the screen was styling the
+        log, traceback, facts and similar tabs. The similar tab asks the store only then."""
+        if tab in self._built:
+            return
+        self._built.add(tab)
+        pane = self.query_one(f"#{tab}", TabPane)
+        if tab == "log":
+            await pane.mount(reader_for(self.view))
+        elif tab == "traceback":
+            tree = TracebackTree(self.view.tracebacks, self._no_traceback(), id="tracebacks")
+            await pane.mount(tree)
+        elif tab == "facts":
+            await pane.mount(DataTable(id="factstable", cursor_type="row"))
+            self._fill_facts()
+        elif tab == "similar":
+            await pane.mount(DataTable(id="similartable", cursor_type="row"))
+            self._fill_similar()
+
+    async def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """A tab chosen by the mouse or on the tab bar: composed now if it is new."""
+        if event.pane.id:
+            await self._build(event.pane.id)
 
     def on_mount(self) -> None:
         self.title = "tracelens"
         self.sub_title = self.view.source
-        self._fill_facts()
-        self._fill_similar()
         remedies = self.query_one(RemedyList)
         # the remedies have the keys (Up/Down choose, c copies), the page stays at its top
         (remedies if remedies.remedies else self.query_one(VerticalScroll)).focus(
@@ -222,7 +245,8 @@ class DiagnosisScreen(Screen):
     def action_back(self) -> None:
         self.app.pop_screen()
 
-    def action_tab(self, tab: str) -> None:
+    async def action_tab(self, tab: str) -> None:
+        await self._build(tab)
         self.query_one(TabbedContent).active = tab
         if tab == "log":  # the log's keys (/ n w l p) work at once
             self.query_one(LogReader).view.focus()
@@ -247,16 +271,16 @@ class DiagnosisScreen(Screen):
         self.copied = remedies.all_text()
         self.tl.copy(self.copied, f"all {len(remedies.remedies)} remedies")
 
-    def _jump(self, step: int) -> None:
-        self.action_tab("log")
+    async def _jump(self, step: int) -> None:
+        await self.action_tab("log")
         if not self.query_one(LogReader).view.next_evidence(step):
             self.notify("no evidence lines", severity="warning")
 
-    def action_next_evidence(self) -> None:
-        self._jump(1)
+    async def action_next_evidence(self) -> None:
+        await self._jump(1)
 
-    def action_prev_evidence(self) -> None:
-        self._jump(-1)
+    async def action_prev_evidence(self) -> None:
+        await self._jump(-1)
 
     def action_save(self) -> None:
         if self.view.live is None:
