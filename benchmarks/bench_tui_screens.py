@@ -9,10 +9,13 @@ of ``--runs`` app runs (the machine may be shared: CPU time is the figure to com
 the widgets each screen holds (``walk_children``, the screen itself included), the widgets
 styled while a step ran (calls of ``Stylesheet.apply``) and the CSS rules of the app.
 
-    python benchmarks/bench_tui_screens.py [--runs 7] [--size 80x24] [--profile N]
+    python benchmarks/bench_tui_screens.py [--runs 7] [--size 80x24] [--animations none]
+        [--styled]
+        [--profile N [--step diagnosis] [--sort cumulative] [--dump FILE]]
 
-``--profile N`` prints the N costliest functions (cProfile, cumulative) of opening one
-diagnosis screen instead.
+``--profile N`` prints the N costliest functions (cProfile; ``--sort cumulative`` or
+``tottime``) of one step instead (``--step``: a part of its name, by default the diagnosis
+screen's opening); ``--dump FILE`` keeps the profile for ``pstats``.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import textual.constants  # noqa: E402
 from textual.css.stylesheet import Stylesheet  # noqa: E402
 
 from tracelens.engine import diagnose  # noqa: E402
@@ -80,16 +84,26 @@ def widgets(screen) -> int:
 
 
 async def session(
-    db: Path, base: Path, size: tuple[int, int], figures: dict, counts: dict, profile=None
+    db: Path,
+    base: Path,
+    size: tuple[int, int],
+    figures: dict,
+    counts: dict,
+    profile: tuple[cProfile.Profile, str] | None = None,
 ) -> None:
     """One app run through every step; each step's (wall, CPU) appended to ``figures``."""
     app = make_app(db_path=db, settings_path=base / "tui.json")
     t0 = (time.perf_counter(), time.process_time())
     _step[0] = "first screen (incident list)"
+    first = profile[0] if profile and profile[1] in _step[0] else None
+    if first is not None:
+        first.enable()
     async with app.run_test(size=size) as pilot:
         while not isinstance(app.screen, IncidentsScreen) or not app.screen.rows:
             await pilot.pause()
         await pilot.pause()
+        if first is not None:
+            first.disable()
         figures.setdefault(_step[0], []).append(
             (time.perf_counter() - t0[0], time.process_time() - t0[1])
         )
@@ -97,22 +111,22 @@ async def session(
 
         async def step(name: str, act: Callable[[], Awaitable[None]]) -> None:
             _step[0] = name
+            prof = profile[0] if profile and profile[1] in name else None
             t = (time.perf_counter(), time.process_time())
+            if prof is not None:
+                prof.enable()
             await act()
             await pilot.pause()
+            if prof is not None:
+                prof.disable()
             figures.setdefault(name, []).append(
                 (time.perf_counter() - t[0], time.process_time() - t[1])
             )
 
         async def open_incident() -> None:
-            if profile is not None:
-                profile.enable()
             await pilot.press("enter")
             while not isinstance(app.screen, DiagnosisScreen):
                 await pilot.pause()
-            await pilot.pause()
-            if profile is not None:
-                profile.disable()
 
         await step("open a diagnosis screen (enter)", open_incident)
         counts["diagnosis screen, opened"] = widgets(app.screen)
@@ -149,11 +163,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", type=int, default=7)
     ap.add_argument("--size", default="80x24", help="terminal COLUMNSxROWS")
-    ap.add_argument("--profile", type=int, metavar="N", help="profile opening a diagnosis")
+    ap.add_argument("--profile", type=int, metavar="N", help="profile one step")
+    ap.add_argument("--step", default="diagnosis", help="the step to profile (part of its name)")
+    ap.add_argument("--sort", default="cumulative", help="pstats order (cumulative, tottime)")
+    ap.add_argument("--dump", type=Path, help="write the profile to this file")
     ap.add_argument("--styled", action="store_true", help="list the widgets styled per step")
+    ap.add_argument(
+        "--animations",
+        default="none",
+        choices=["none", "basic", "full"],
+        help="Textual's animation level (the tests run with none; a user's default is full)",
+    )
     args = ap.parse_args()
     cols, rows = (int(x) for x in args.size.split("x"))
-    os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+    # each App takes its animation level from textual.constants when it is made
+    textual.constants.TEXTUAL_ANIMATIONS = args.animations  # type: ignore[misc]
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         db = base / "incidents.db"
@@ -163,16 +187,19 @@ def main() -> None:
         counts: dict[str, int] = {}
         asyncio.run(session(db, base, (cols, rows), {}, {}))  # warm: imports, CSS parsed
         STYLED.clear()
+        STYLED_KINDS.clear()
         if args.profile:
             prof = cProfile.Profile()
-            asyncio.run(session(db, base, (cols, rows), figures, counts, prof))
-            pstats.Stats(prof).sort_stats("cumulative").print_stats(args.profile)
+            asyncio.run(session(db, base, (cols, rows), figures, counts, (prof, args.step)))
+            if args.dump:
+                prof.dump_stats(args.dump)
+            pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
             return
         for _ in range(args.runs):
             asyncio.run(session(db, base, (cols, rows), figures, counts))
     print(
-        f"TUI screens at {cols}x{rows}, {len(LOGS)} incidents; CPU and wall best / median "
-        f"of {args.runs} app runs; widgets styled per run"
+        f"TUI screens at {cols}x{rows}, {len(LOGS)} incidents, animations {args.animations}; "
+        f"CPU and wall best / median of {args.runs} app runs; widgets styled per run"
     )
     for name, runs in figures.items():
         show(name, runs, STYLED[name] / args.runs)
