@@ -134,6 +134,7 @@ async def session(
             await step(f"tab {key} ({tab})", lambda key=key: pilot.press(key))
         await step("tab 1 (diagnosis) again", lambda: pilot.press("1"))
         await step("e: evidence in the log", lambda: pilot.press("e"))
+        await step("log: 10 x down", lambda: pilot.press(*["down"] * 10))
         counts["diagnosis screen, every tab shown"] = widgets(app.screen)
         await step("back to the list (escape)", lambda: pilot.press("escape"))
 

@@ -355,3 +355,59 @@ def test_help_lists_the_log_keys(tmp_path):
         assert "next line of another process" in what
 
     run(make_app(db_path=tmp_path / "none.db"), steps)
+
+
+# --- a move of the cursor draws what it changes --------------------------------------------
+
+MOVES = [
+    # (the move, its keys, whether the view scrolls)
+    ("down", ["down"], False),
+    ("down three times", ["down", "down", "down"], False),
+    ("up", ["up"], False),
+    ("page down", ["pagedown"], True),
+    ("next evidence", ["e"], True),
+    ("wrap, then down", ["w", "down"], True),
+    ("last line", ["end"], True),
+    ("first line", ["home"], True),
+]
+
+
+@pytest.fixture(scope="module")
+def moves(tmp_path_factory) -> dict:
+    """One run through MOVES in the log tab; after each: the screen as drawn (each row's
+    segments, with their styles), the screen drawn again whole, and how many times the screen
+    was laid out during the move."""
+    seen: dict = {}
+    base = tmp_path_factory.mktemp("moves")
+    layouts: list[int] = []
+
+    async def steps(pilot, app):
+        reader = await open_log(pilot, app)
+        refresh_layout = type(app.screen)._refresh_layout
+
+        def counted(screen, *args, **kwargs):
+            layouts.append(1)
+            return refresh_layout(screen, *args, **kwargs)
+
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(type(app.screen), "_refresh_layout", counted)
+            for name, keys, _scrolls in MOVES:
+                layouts.clear()
+                await pilot.press(*keys)
+                await pilot.pause()
+                drawn, laid_out = list(app.screen._compositor.render_strips()), len(layouts)
+                reader.view.refresh()
+                await pilot.pause()
+                seen[name] = (drawn, list(app.screen._compositor.render_strips()), laid_out)
+
+    with own_dirs(base):
+        run(live(base)[0], steps, size=(100, 30))
+    return seen
+
+
+@pytest.mark.parametrize("name, keys, scrolls", MOVES)
+def test_a_move_in_the_log_draws_the_rows_it_changes(moves, name, keys, scrolls):
+    drawn, whole, laid_out = moves[name]
+    assert drawn == whole  # no row left with the cursor it had, or without the one it has
+    if not scrolls:
+        assert laid_out == 0  # the status line changes, its size does not

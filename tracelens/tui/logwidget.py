@@ -226,6 +226,7 @@ class LogView(ScrollView, can_focus=True):
         """Put the cursor on the shown line at ``pos`` and scroll it into view."""
         if not self.shown:
             return
+        before, top = self.cursor, self.scroll_offset.y
         self.cursor = max(0, min(pos, len(self.shown) - 1))
         row = self._row_of(self.cursor)
         height = self.scrollable_content_region.height or 1
@@ -236,8 +237,17 @@ class LogView(ScrollView, can_focus=True):
             self.scroll_to(y=row, animate=False, immediate=True)
         elif row + span > self.scroll_offset.y + height:
             self.scroll_to(y=row + span - height, animate=False, immediate=True)
-        self.refresh()
+        if self.scroll_offset.y == top and before < len(self.shown):
+            # nothing scrolled: only the rows that gain or lose the cursor are drawn again
+            self._refresh_position(before)
+            self._refresh_position(self.cursor)
+        else:
+            self.refresh()
         self.post_message(self.Moved())
+
+    def _refresh_position(self, pos: int) -> None:
+        row = self._row_of(pos)
+        self.refresh_lines(row, (self._rows[pos + 1] - row) if self.wrap else 1)
 
     def go_to_line(self, number: int) -> None:
         """The cursor on log line ``number`` (or the first shown line after it)."""

@@ -103,7 +103,8 @@ class LogReader(Vertical):
             self.view.set_lines(lines)
         else:
             self.note = "a large log: the parts around its trouble"
-        self.query_one("#logstatus", Static).update(self.status())
+        # one line whatever it says: no layout of the screen (on every move of the cursor)
+        self.query_one("#logstatus", Static).update(self.status(), layout=False)
 
     def on_resize(self) -> None:
         if not self._opened and self.view.size.height:
@@ -135,7 +136,7 @@ class LogReader(Vertical):
         return next(k for k, (_n, lv) in enumerate(FILTERS) if lv == self.view.min_level)
 
     def on_log_view_moved(self, event: LogView.Moved) -> None:
-        self.query_one("#logstatus", Static).update(self.status())
+        self.query_one("#logstatus", Static).update(self.status(), layout=False)
 
     # actions --------------------------------------------------------------------------------
 
