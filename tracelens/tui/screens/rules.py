@@ -17,11 +17,13 @@ from textual.widgets import DataTable, Header, Input, Static
 
 from tracelens.tui.filtering import WordIndex
 from tracelens.tui.footer import KeyFooter
-from tracelens.tui.layout import PADDING, SCROLLBAR, fit, rule_columns
+from tracelens.tui.layout import CATEGORY_CUT, PADDING, SCROLLBAR, fit, rule_columns
 
 LIST_SHARE = 0.5
 """The share of the screen's width the rule list takes (the rule pane takes the rest)."""
 LIST_MIN, LIST_MAX = 34, 92
+"""The list's width bounds; past ``LIST_MAX`` only as far as the longest rule id and a
+category cut to ``CATEGORY_CUT`` need, while that fits in its share of the screen."""
 
 
 class RulesScreen(Screen):
@@ -70,11 +72,11 @@ class RulesScreen(Screen):
 
     def _set_columns(self) -> bool:
         """The list's columns for the screen's width; whether they changed."""
-        width = min(max(int(self.size.width * LIST_SHARE), LIST_MIN), LIST_MAX)
+        longest = max((len(lr.rule.id) for lr in self.rules), default=10)
+        most = max(LIST_MAX, longest + CATEGORY_CUT + PADDING * 2 + SCROLLBAR)
+        width = min(max(int(self.size.width * LIST_SHARE), LIST_MIN), most)
         widths = rule_columns(
-            width,
-            max((len(lr.rule.id) for lr in self.rules), default=10),
-            max((len(lr.rule.category) for lr in self.rules), default=10),
+            width, longest, max((len(lr.rule.category) for lr in self.rules), default=10)
         )
         if widths == self.widths:
             return False
