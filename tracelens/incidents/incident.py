@@ -305,6 +305,9 @@ def save(
     fields = incident_fields(report, redactor)
     if fields is None:
         return None
+    # the parsed log first: the redactor notes the lines it finds clean, and the excerpt,
+    # tracebacks and evidence quote many of them (the order changes no text)
+    document = stored_document(report, redactor, redact_value)
     return store.record(
         **fields,
         source=redactor(source),
@@ -313,5 +316,5 @@ def save(
         seen_at=seen_at,
         log_hash=log_hash,
         recount=recount,
-        document=stored_document(report, redactor, redact_value),
+        document=document,
     )

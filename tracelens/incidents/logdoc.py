@@ -43,7 +43,7 @@ def redacted_texts(records: Iterable[Record], redactor: Redactor, chunk: int = 2
     out: list[str] = []
     for k in range(0, len(texts), chunk):
         part = texts[k : k + chunk]
-        pieces = redactor("\n".join(part)).split("\n")
+        pieces = redactor.joined(part).split("\n")
         out.extend(pieces if len(pieces) == len(part) else map(redactor, part))
     return out
 

@@ -225,6 +225,10 @@ class Redactor:
         start or end of the whole text."""
         self._forms: list[tuple[str, str]] = []
         """(text, marker) of secrets learned from a report's sources, longest first."""
+        self._clean: set[str] | None = None
+        """Texts the pre-check finds nothing in, noted by a learned copy (:meth:`learned`) as
+        it scans them: a report's text recurs in its evidence, excerpt, tracebacks and lines,
+        and a text noted here is not scanned again."""
 
     def learned(self, sources: Iterable[str]) -> Redactor:
         """A copy that also removes the secrets found in ``sources`` (the full text a report
@@ -233,9 +237,10 @@ class Redactor:
         child = copy.copy(self)
         if not self.enabled:
             return child
+        child._clean = set() if self.joinable else None
         forms = dict(self._forms)
         texts = [_encodable(text) for text in sources if text]
-        flagged = self._flagged(texts)
+        flagged = child._flagged(texts)
         for k in sorted(flagged) if flagged is not None else range(len(texts)):
             text = texts[k]
             matching = self._matching(text)
@@ -278,7 +283,26 @@ class Redactor:
     def _flagged(self, texts: list[str]) -> set[int] | None:
         """The indexes of the texts the pre-check matches (and maybe a few more: a match that
         crosses texts flags every text it touches), from one scan over them all joined by line
-        breaks; ``None`` when they cannot be joined (a text with lone surrogates)."""
+        breaks; ``None`` when they cannot be joined (a text with lone surrogates). Texts noted
+        clean are left out of the scan, and the texts it does not flag are noted clean (a text
+        the pre-check matches on its own is flagged, see :meth:`many`)."""
+        clean = self._clean
+        if clean:
+            todo = [k for k, t in enumerate(texts) if t not in clean]
+            if len(todo) < len(texts):
+                hits = self._flagged([texts[k] for k in todo])
+                return None if hits is None else {todo[i] for i in hits}
+        hits = self._scan(texts)
+        if clean is not None and hits is not None:
+            # a text RE2 cannot read as it is (lone surrogates) is escaped before redaction:
+            # only texts scanned as they are count as clean
+            joined = self.joinable and len(texts) >= 2  # then every text was readable
+            clean.update(
+                t for k, t in enumerate(texts) if k not in hits and (joined or _encodable(t) is t)
+            )
+        return hits
+
+    def _scan(self, texts: list[str]) -> set[int] | None:
         if not self.joinable or len(texts) < 2:
             return {k for k, t in enumerate(texts) if self.precheck.search(_encodable(t))}
         joined = "\n".join(texts)
@@ -343,9 +367,28 @@ class Redactor:
     def __call__(self, text: str) -> str:
         if not self.enabled or not text:
             return text
+        if self._clean is not None and text in self._clean:
+            return self._scrub_learned(text) if self._forms else text
         text = _encodable(text)
         if self.precheck.search(text) is not None:
             text = self._replaced(text)
+        if self._forms:
+            text = self._scrub_learned(text)
+        return text
+
+    def joined(self, texts: list[str]) -> str:
+        """The texts joined by line breaks, redacted as one text (``self`` of it); when the
+        pre-check finds nothing in it, the texts are noted clean (each one alone is a run of
+        lines of it, so it finds nothing in them either: the argument of :meth:`many`)."""
+        whole = "\n".join(texts)
+        clean = self._clean
+        if clean is None or not self.enabled or not whole or whole in clean:
+            return self(whole)
+        text = _encodable(whole)
+        if self.precheck.search(text) is not None:
+            text = self._replaced(text)
+        elif text is whole:
+            clean.update(texts)
         if self._forms:
             text = self._scrub_learned(text)
         return text
