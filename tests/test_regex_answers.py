@@ -75,3 +75,13 @@ def test_wrapper_line_is_the_plain_loop(text: str) -> None:
         m is not None and t is None and compile_regex(m).search(text) is not None for t, m in PAIRS
     )
     assert Wrappers(PAIRS).line(text) is plain
+
+
+@pytest.mark.parametrize("pairs", [PAIRS, [], [(None, "died unexpectedly")]])
+def test_wrappers_made_once_per_list(pairs) -> None:
+    from tracelens.rulebook.rank import _wrappers
+
+    made = _wrappers(pairs)
+    assert made.pairs == Wrappers(pairs).pairs
+    assert _wrappers(pairs) is made
+    assert _wrappers(list(pairs)) is not made  # another list (a reloaded rule set): made anew

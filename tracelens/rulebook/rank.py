@@ -110,13 +110,25 @@ def _confidence(beliefs: list[float], rule: Rule) -> float:
     return round(min(conf, 0.99), 2)
 
 
+_WRAPPERS: dict[int, tuple[list, Wrappers]] = {}
+
+
+def _wrappers(pairs: list) -> Wrappers:
+    """The symptom wrappers of a rule set, made once per list of pairs (each log of a batch
+    asked for the literals of every pair again); the list is held, so its id is not reused."""
+    got = _WRAPPERS.get(id(pairs))
+    if got is None or got[0] is not pairs:
+        got = _WRAPPERS[id(pairs)] = (pairs, Wrappers(pairs))
+    return got[1]
+
+
 def evaluate(
     doc: Document, ruleset: RuleSet, exclude: frozenset[str] = frozenset()
 ) -> list[Diagnosis]:
     """All diagnoses for a document, best first; a failure no rule explains is named (see
     :mod:`tracelens.rulebook.unrecognized`). Rules in ``exclude`` are left out (the confidence
     calibration asks what a log gets when its own rule does not exist yet)."""
-    failures = find_failures(doc, Wrappers(ruleset.wrappers))
+    failures = find_failures(doc, _wrappers(ruleset.wrappers))
     origin = failures.origin
     if origin is not None:
         doc.focus = run_span(doc, origin.line)
