@@ -85,3 +85,16 @@ def test_wrappers_made_once_per_list(pairs) -> None:
     assert made.pairs == Wrappers(pairs).pairs
     assert _wrappers(pairs) is made
     assert _wrappers(list(pairs)) is not made  # another list (a reloaded rule set): made anew
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [[], [1], [1, 2, 3], [1, 1, 2, 2, 2, 5], [3, 3, 3], [1, 2, 2, 1]],  # JSON lines share a line
+)
+def test_first_record_of_each_line(lines: list[int]) -> None:
+    from tracelens.models import Document, Record
+    from tracelens.rulebook.origin import _index
+
+    doc = Document(records=[Record(line=n, text=str(k)) for k, n in enumerate(lines)])
+    plain = {rec.line: k for k, rec in reversed(list(enumerate(doc.records)))}
+    assert list(_index(doc).items()) == list(plain.items())
