@@ -10,6 +10,7 @@ import pytest
 from rich.console import Console
 from textual.binding import Binding
 from textual.css.stylesheet import Stylesheet
+from textual.screen import Screen
 from textual.widgets import DataTable, Input
 from textual.widgets._footer import FooterKey
 from tui_fixtures import make_store, notes, own_config, own_dirs, run, seed_report  # noqa: F401 (autouse)
@@ -343,16 +344,31 @@ def footer_steps(tmp_path_factory) -> list:
             styled.append(node)
         return apply(self, node, *args, **kwargs)
 
+    focused: list[str | None] = []
+    set_focus = Screen.set_focus
+
+    def logged(screen, widget, *args, **kwargs):
+        focused.append(widget.id if widget is not None else None)
+        return set_focus(screen, widget, *args, **kwargs)
+
     with own_dirs(base), pytest.MonkeyPatch.context() as mp:
         mp.setattr(Stylesheet, "apply", counted)
+        mp.setattr(Screen, "set_focus", logged)
         run(make_app(db_path=db), steps)
     seen.append(Counter(map(id, styled)))
+    seen.append(focused)
     return seen
+
+
+def test_the_incident_list_has_the_focus_from_the_start(footer_steps):
+    """Not the filter box first (the first widget that takes focus), then the list: the
+    footer was composed for each."""
+    assert footer_steps[-1][0] == "incidents"
 
 
 def test_each_footer_key_is_styled_once(footer_steps):
     """Compact before it is mounted, not made compact (and styled again) once it is."""
-    styled = footer_steps[-1]
+    styled = footer_steps[-2]
     assert styled and set(styled.values()) == {1}
 
 

@@ -48,6 +48,11 @@ class IncidentsScreen(Screen):
 
     """Past incidents, most recent first."""
 
+    AUTO_FOCUS = "#incidents"
+    """The list has the keys on arrival. Textual's default focuses the first focusable widget,
+    the filter box, and the footer was composed for its keys (none) before on_mount moved the
+    focus to the list."""
+
     BINDINGS = [
         Binding("enter", "open", "Open", show=False, tooltip="open the highlighted incident"),
         Binding(
