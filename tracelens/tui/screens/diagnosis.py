@@ -112,9 +112,10 @@ class DiagnosisScreen(Screen):
 
     async def _build(self, tab: str) -> None:
         """Compose a tab the first time it is shown. A screen often closes with its other
-        tabs unseen, and every widget mounted is styled (each part of a table and a tree a
-        rule of its own), hidden or not: about a third of opening the screen was styling the
-        log, traceback, facts and similar tabs. The similar tab asks the store only then."""
+        tabs unseen, and every widget mounted is styled, hidden or not, each part of a table,
+        tree or log view (its component classes) as well: opening the screen styled 246
+        widgets and parts with these tabs composed, 131 without. The similar tab asks the
+        store, and a large live log's reader starts reading the whole file, only then."""
         if tab in self._built:
             return
         self._built.add(tab)
