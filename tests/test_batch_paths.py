@@ -123,7 +123,7 @@ def test_a_batch_stats_each_rule_file_once(tmp_path, monkeypatch, batch, expecte
 
 def _carried_on_plain(records, after: int) -> bool:
     """The line-by-line definition: a few progress lines after ``after``, no restart first."""
-    from tracelens.rulebook.progress import _MIN_PROGRESS, _PROGRESS, _RUN_START
+    from tracelens.rulebook.progress import _ALL_PASSED, _MIN_PROGRESS, _PROGRESS, _RUN_START
 
     seen = 0
     for rec in records:
@@ -131,6 +131,8 @@ def _carried_on_plain(records, after: int) -> bool:
             continue
         if _RUN_START.search(rec.text):
             return False
+        if _ALL_PASSED.search(rec.text):
+            return True
         if _PROGRESS.search(rec.text):
             seen += 1
             if seen >= _MIN_PROGRESS:
@@ -154,6 +156,15 @@ CARRIED = [
     ("an sglang start", ["server_args=ServerArgs(x=1)", *[_OK] * 3]),
     ("non-UTF-8 bytes", ["bad \udcff " + _OK, _OK, "\udcfe" + _OK]),
     ("nothing", []),
+    (
+        "a pytest session that passed",
+        ["x", "== 6 passed, 2 deselected, 1 warning in 191.47s (0:03:11) =="],
+    ),
+    ("only passed", ["=================== 12 passed in 0.41s ==================="]),
+    ("skipped first", ["==== 2 skipped, 5 passed in 3.02s ===="]),
+    ("a pytest session with a failure", ["==== 1 failed, 5 passed in 3.2s ===="]),
+    ("a pytest session with an error", ["==== 5 passed, 1 error in 3.2s ===="]),
+    ("passed in prose", ["all checks passed", "3 passed in review"]),
     ("spread over chunks", ["x", _OK, "y", "z", _OK, "w", _OK]),
     ("a restart in a later chunk", ["x", _OK, "y", "vLLM API server version 1", _OK, _OK]),
 ]
@@ -168,6 +179,35 @@ def test_carried_on_finds_what_the_line_by_line_check_finds(lines):
     for chunk in (1, 2, 3, 256):
         assert carried_on(records, 1, chunk) == _carried_on_plain(records, 1)
         assert carried_on(records, 0, chunk) == _carried_on_plain(records, 0)
+
+
+PYTEST_SUMMARIES = [
+    # (case, closing line of a pytest session, whether the run counts as carried on)
+    (
+        "passed, deselected, warning",
+        "== 6 passed, 2 deselected, 1 warning in 191.47s (0:03:11) ==",
+        True,
+    ),
+    ("only passed", "=================== 12 passed in 0.41s ===================", True),
+    ("skipped first", "==== 2 skipped, 5 passed in 3.02s ====", True),
+    ("a failure", "==== 1 failed, 5 passed in 3.2s ====", False),
+    ("an error", "==== 5 passed, 1 error in 3.2s ====", False),
+    ("nothing passed", "==== 3 skipped in 0.2s ====", False),
+    ("not a summary", "all 5 passed in 3s", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [c[1:] for c in PYTEST_SUMMARIES],
+    ids=[c[0] for c in PYTEST_SUMMARIES],
+)
+def test_a_passing_test_session_carries_on_after_the_tracebacks_its_tests_print(line, expected):
+    from tracelens.models import Record
+    from tracelens.rulebook.progress import carried_on
+
+    records = [Record(line=1, text="KeyError: 'foo'"), Record(line=2, text=line)]
+    assert carried_on(records, 1) is expected
 
 
 STORED = [

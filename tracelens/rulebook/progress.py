@@ -1,7 +1,8 @@
 """Whether a program carried on after a failure, and which run of a log a line belongs to.
 
 A failure is *recovered* when the program visibly carried on after it: requests answered with
-2xx, throughput lines, training loss lines, a server that finished starting, in the same run
+2xx, throughput lines, training loss lines, a server that finished starting, a test session
+that passed, in the same run
 (a restart is a new run: the one that failed did not carry on). vLLM's engine-core I/O threads
 are never carried on after: with one of them dead, no new request is ever answered.
 """
@@ -26,6 +27,14 @@ _PROGRESS = re.compile(
     r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b"
 )
 _MIN_PROGRESS = 3
+
+_ALL_PASSED = re.compile(
+    r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)*"
+    r"\d+ passed\b(?:, \d+ (?:skipped|deselected|xfailed|xpassed|warnings?))* in [\d.]+s\b.*=+$"
+)
+"""pytest's closing summary of a session in which nothing failed ("== 6 passed, 1 warning in
+3.21s =="; "failed" or "error" in it keeps it from matching): the tracebacks a passing test
+suite prints (expected exceptions, captured output) were part of tests that passed."""
 
 
 _VITAL_THREAD = re.compile(
@@ -54,6 +63,8 @@ def carried_on(records: list[Record], after: int, chunk: int = 256) -> bool:
         for k in records_matching(part, _StartOrProgress, candidates):
             if _RUN_START.search(part[k].text):
                 return False
+            if _ALL_PASSED.search(part[k].text):
+                return True
             seen += 1
             if seen >= _MIN_PROGRESS:
                 return True
@@ -65,14 +76,14 @@ class _StartOrProgress:
 
     @staticmethod
     def search(text: str) -> Any:
-        return _RUN_START.search(text) or _PROGRESS.search(text)
+        return _RUN_START.search(text) or _PROGRESS.search(text) or _ALL_PASSED.search(text)
 
 
 _PROGRESS_OR_START = (
     rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
-    rb"worker continues"
+    rb"worker continues| passed"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
