@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tracelens.regex import compile_regex
-from tracelens.rulebook.context import found, misses
+from tracelens.rulebook.context import found
 from tracelens.rulebook.origin import Wrappers
 
 SEARCHES = [
@@ -45,10 +45,28 @@ def test_found_is_search(pattern: str, text: str) -> None:
 
 
 @pytest.mark.parametrize(("pattern", "text"), SEARCHES)
-def test_misses_only_when_search_finds_nothing(pattern: str, text: str) -> None:
-    miss = misses(compile_regex(pattern), text)
-    want = _plain(pattern, text)
-    assert miss is (want is False)
+@pytest.mark.parametrize("as_bytes", [False, True])
+def test_search_is_the_bindings(pattern: str, text: str, as_bytes: bool) -> None:
+    """A compiled regex answers a miss itself; every answer is the binding's own search."""
+    import re2
+
+    if as_bytes:
+        pattern_b, text_b = pattern.encode(), text.encode("utf-8", "surrogateescape")
+        rx, base = compile_regex(pattern_b), re2.compile(pattern_b)
+        want, got = base.search(text_b), rx.search(text_b)
+    else:
+        rx, base = compile_regex(pattern), re2.compile(pattern)
+        try:
+            want = base.search(text)
+        except UnicodeEncodeError:
+            with pytest.raises(UnicodeEncodeError):
+                rx.search(text)
+            return
+        got = rx.search(text)
+    assert type(rx) is not type(base)  # the shortcut is in use
+    assert (got is None) is (want is None)
+    if want is not None:
+        assert (got.span(), got.groups()) == (want.span(), want.groups())
 
 
 PAIRS = [
