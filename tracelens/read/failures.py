@@ -22,6 +22,8 @@ from typing import Any
 
 import re2
 
+from tracelens.regex import compile_regex
+
 _OPTS = re2.Options()
 _OPTS.log_errors = False
 
@@ -358,13 +360,13 @@ TRIGGERS: tuple[bytes, ...] = tuple(sorted({t for s in SHAPES for t in s.trigger
 @cache
 def _any() -> Any:
     """Every shape in one regex: most lines match none, and are done after one search."""
-    return re2.compile("|".join(f"(?:{s.pattern})" for s in SHAPES), _OPTS)
+    return compile_regex("|".join(f"(?:{s.pattern})" for s in SHAPES))
 
 
 @cache
 def _shape_regex(k: int) -> Any:
     """Shape ``k``'s own regex."""
-    return re2.compile(SHAPES[k].pattern, _OPTS)
+    return compile_regex(SHAPES[k].pattern)
 
 
 def failure_kind(text: str) -> Shape | None:
