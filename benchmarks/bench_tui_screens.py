@@ -83,7 +83,7 @@ def widgets(screen) -> int:
     return len(list(screen.walk_children(with_self=True)))
 
 
-async def session(
+async def walk(
     db: Path,
     base: Path,
     size: tuple[int, int],
@@ -186,18 +186,18 @@ def main() -> None:
         Stylesheet.apply = _counted_apply  # type: ignore[method-assign]
         figures: dict[str, list[tuple[float, float]]] = {}
         counts: dict[str, int] = {}
-        asyncio.run(session(db, base, (cols, rows), {}, {}))  # warm: imports, CSS parsed
+        asyncio.run(walk(db, base, (cols, rows), {}, {}))  # warm: imports, CSS parsed
         STYLED.clear()
         STYLED_KINDS.clear()
         if args.profile:
             prof = cProfile.Profile()
-            asyncio.run(session(db, base, (cols, rows), figures, counts, (prof, args.step)))
+            asyncio.run(walk(db, base, (cols, rows), figures, counts, (prof, args.step)))
             if args.dump:
                 prof.dump_stats(args.dump)
             pstats.Stats(prof).sort_stats(args.sort).print_stats(args.profile)
             return
         for _ in range(args.runs):
-            asyncio.run(session(db, base, (cols, rows), figures, counts))
+            asyncio.run(walk(db, base, (cols, rows), figures, counts))
     print(
         f"TUI screens at {cols}x{rows}, {len(LOGS)} incidents, animations {args.animations}; "
         f"CPU and wall best / median of {args.runs} app runs; widgets styled per run"
