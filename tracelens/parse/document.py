@@ -102,45 +102,52 @@ def _streams(records: list[Record]) -> list[str]:
     """Each record's stream. A logger that prefixes only the first line of a message (SGLang's
     "[… TP0] Scheduler hit an exception: Traceback (most recent call last):") leaves the
     traceback's other lines bare: they belong to the stream whose line opened the traceback,
-    for as long as they are shaped like a traceback."""
+    for as long as they are shaped like a traceback, and so do the lines of its exception's
+    message below it.
+
+    A line is bare when nothing but what every line of the log carries is on it: no stream,
+    or only the outer part of the carried one (a collector's or launcher's prefix around
+    SGLang's "[… TP1]": ``srun -l``'s "0: ", kubectl's "[pod/…]", compose's "app-1  | ",
+    Ray's "(WorkerDict pid=N, ip=…)"), and no time unless the exception line had one too (the
+    container runtime stamps every line, ``docker logs --timestamps``)."""
     out: list[str] = []
     carry = ""
     prev = ""  # the previous record's text, when it was carried
     message = 0  # lines of a carried exception's message still to carry ("Last error:" ...)
+    stamped = False  # the carried exception line had a time: a time is no header of its own
     for rec in records:
-        # a timestamp alone does not make a line the logger's own: the container runtime
-        # stamps every line (docker logs --timestamps), the bare ones too
-        bare = not rec.stream and rec.level is None
-        if (
-            carry
-            and rec.stream
-            and carry.startswith(rec.stream + " / ")
-            and rec.level is None
-            and _TB_SHAPED.match(rec.text)
-        ):
-            # the same, when an outer prefix is on every line: Ray's "(WorkerDict pid=N, ip=…)"
-            # around SGLang's "[… TP1]", which only the first line carries
-            rec.stream = carry
-            out.append(carry)
-        elif rec.stream:
-            carry = rec.stream if rec.text.endswith("Traceback (most recent call last):") else ""
-            out.append(rec.stream)
-        elif bare and carry and (_TB_SHAPED.match(rec.text) or _DEDENTED_FRAME.match(prev)):
+        stream = rec.stream
+        bare = rec.level is None and (
+            not stream or (carry != "" and carry.startswith(stream + " / "))
+        )
+        if bare and carry and (_TB_SHAPED.match(rec.text) or _DEDENTED_FRAME.match(prev)):
             # (the line under a frame is its source line, whatever its shape)
             rec.stream = carry
             out.append(carry)
             if EXCEPTION_LINE.match(rec.text):
                 message = _MESSAGE_LINES
-        elif bare and carry and message and rec.time is None and not NEW_OUTPUT.match(rec.text):
-            # the exception's message goes on below it in any shape (NCCL's "Last error:"),
-            # up to a line with a header of its own (SGLang's next "[time] ..." line)
+                stamped = rec.time is not None
+        elif (
+            bare
+            and carry
+            and message
+            and (rec.time is None or stamped)
+            and not NEW_OUTPUT.match(rec.text)
+        ):
+            # the exception's message goes on below it in any shape (NCCL's "Last error:",
+            # Triton's source excerpt), up to a line with a header of its own (SGLang's next
+            # "[time] ..." line)
             rec.stream = carry
             out.append(carry)
             message -= 1
+        elif stream:
+            carry = stream if rec.text.endswith("Traceback (most recent call last):") else ""
+            message = 0
+            out.append(stream)
         else:
             carry = ""
             message = 0
-            out.append(rec.stream)
+            out.append(stream)
         prev = rec.text if carry else ""
     return out
 
