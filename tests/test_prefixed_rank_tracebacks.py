@@ -13,6 +13,7 @@ import pytest
 
 from tracelens.authoring.transforms import TRANSFORMS
 from tracelens.engine import diagnose, parse
+from tracelens.read.logread import container_stamped
 from tracelens.rulebook.load import default_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,20 +84,11 @@ ENVELOPES: list[tuple[str, Callable[[bytes], bytes]]] = [
 ]
 
 
-STAMPED_SIGQUIT = pytest.mark.xfail(
-    strict=True,
-    reason="the container's timestamp on every line hides SGLang's own header on the sigquit "
-    "line right below a message that ends without a blank line: it is read as more message",
-)
-
-
 @pytest.mark.parametrize("envelope", ENVELOPES, ids=[name for name, _ in ENVELOPES])
 @pytest.mark.parametrize("ranks", RANKS.values(), ids=list(RANKS))
 @pytest.mark.parametrize("body", list(BODIES), ids=list(BODIES))
-def test_each_rank_keeps_its_whole_message(body, ranks, envelope, request):
-    name, wrap = envelope
-    if body == "nccl" and name.startswith("docker-timestamps"):
-        request.applymarker(STAMPED_SIGQUIT)
+def test_each_rank_keeps_its_whole_message(body, ranks, envelope):
+    _name, wrap = envelope
     doc = parse(wrap(_log(BODIES[body], ranks)).decode())
     assert len(doc.tracebacks) == 1  # the ranks' copies fold: the same traceback, message and all
     tb = doc.tracebacks[0]
@@ -106,6 +98,73 @@ def test_each_rank_keeps_its_whole_message(body, ranks, envelope, request):
     message = tb.exception.message.rstrip().splitlines()
     assert message[-1] == LAST_LINE[body]
     assert not any("Received sigquit" in line for line in message)
+
+
+@pytest.mark.parametrize("envelope", ENVELOPES, ids=[name for name, _ in ENVELOPES])
+@pytest.mark.parametrize("body", list(BODIES), ids=list(BODIES))
+def test_a_header_without_a_rank_keeps_its_message_and_only_it(body, envelope):
+    """SGLang's launcher heads its lines with the time alone: under the container's
+    timestamp on every line, its "[time] Received sigquit ..." right below the message is
+    still new output, as it is bare."""
+    _name, wrap = envelope
+    head = _head(0).replace(" TP0]", "]")
+    raw = ("\n".join([head, *FRAMES, *BODIES[body], SIGQUIT]) + "\n").encode()
+    doc = parse(wrap(raw).decode())
+    assert len(doc.tracebacks) == 1
+    exc = doc.tracebacks[0].exception
+    assert exc is not None
+    assert exc.message.rstrip().splitlines()[-1] == LAST_LINE[body]
+
+
+RAY_MISMATCH = [
+    "RuntimeError: Version mismatch: The cluster was started with:",
+    "    Ray: 2.43.0",
+    "    Python: 3.11.10",
+    "This process on node 10.0.0.5 was started with:",
+    "    Ray: 2.44.1",
+    "    Python: 3.11.10",
+]
+
+
+INDENT_KEPT = [(name, wrap) for name, wrap in ENVELOPES if name != "lost-indentation"]
+
+
+@pytest.mark.parametrize("envelope", INDENT_KEPT, ids=[name for name, _ in INDENT_KEPT])
+def test_an_exception_line_alone_keeps_its_message_block(envelope):
+    """An exception printed without a traceback (Ray's version check): the indented block
+    below it is its message under every prefix too."""
+    _name, wrap = envelope
+    doc = parse(wrap(("\n".join(RAY_MISMATCH) + "\n").encode()).decode())
+    [err] = [e for e in doc.errors if e.kind == "exception"]
+    assert err.more == [line.strip() for line in RAY_MISMATCH[1:]]
+
+
+@pytest.mark.parametrize(
+    "lines,stamped",
+    [
+        # docker / kubectl --timestamps: every line, the blank ones too, a prefix before it
+        (
+            [
+                (1, "2025-11-20T13:00:01.5Z [2025-11-20 13:00:01 TP0] up"),
+                (2, "2025-11-20T13:00:02Z "),
+            ],
+            True,
+        ),
+        ([(1, "[pod/w/main] 2025-11-20T13:00:01+00:00 a"), (2, "0: 2025-11-20T13:00:01Z b")], True),
+        # a bare line left blank, a progress bar's frame after a bare CR: not asked
+        ([(1, "2025-11-20T13:00:01Z a"), (2, ""), (3, "2025-11-20T13:00:02Z b"), (3, "50%")], True),
+        # a program's own stamps on its log lines, its traceback's lines bare
+        (
+            [(1, "2025-11-20T13:00:01Z ERROR boom"), (2, "Traceback (most recent call last):")],
+            False,
+        ),
+        ([(1, "[2025-11-20 13:00:01 TP0] up"), (2, "[2025-11-20 13:00:02 TP0] down")], False),
+        ([], False),
+    ],
+    ids=["docker", "prefixed", "blank-and-cr", "program-stamps", "sglang-only", "empty"],
+)
+def test_container_stamped(lines, stamped):
+    assert container_stamped(lines) is stamped
 
 
 def _two_ranks(example: str) -> bytes:

@@ -77,11 +77,14 @@ class Combined(dict[str, "_Combined | None"]):
         got = self[ch] = _combined_keys(envs)
         return got
 
-    def peel(self, text: str, line: int, combined: bool = True) -> Record:
+    def peel(
+        self, text: str, line: int, combined: bool = True, untimed: frozenset[str] = frozenset()
+    ) -> Record:
         """Peel every envelope at the start of ``text``, in table order, each at most once
         (a process tag at most twice). ``combined``: each step tries the first character's
         alternation, one regex call; else the envelopes one regex at a time (no alternation
-        to compile): the same record either way."""
+        to compile): the same record either way. ``untimed``: envelopes whose first time on
+        the line is not the record's (a container runtime's stamp on every line)."""
         streams: list[str] = []
         level = time = source = None
         pos = 0
@@ -110,7 +113,8 @@ class Combined(dict[str, "_Combined | None"]):
                 lv = m.group(l_key)
                 level = self.levels.get(lv, "WARNING" if lv == "WARN" else lv)
             if t_key and (stamp := m.group(t_key)):
-                time = time or stamp
+                if env.name not in untimed or used[env.name] > 1:
+                    time = time or stamp
             if src_key:
                 source = m.group(src_key)
             pos = m.end()
