@@ -12,7 +12,13 @@ preparing the stored incident: redaction and the stored document; writing the st
 seconds over all the logs. The load average is printed before and after: the machine is
 shared.
 
+With --instructions, instead: the instructions (valgrind's callgrind) one process executes to
+read, diagnose and prepare every --step-th log (``fleet.work.diagnose_data``, as a pool worker
+does), counted over a second pass after a first over the same logs: a figure the load of a
+shared machine does not move (run it with ``PYTHONPATH`` at each tree for before and after).
+
     python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray] [--profile] [--stages-only]
+    python benchmarks/bench_ingest.py --instructions [--logs 1000] [--step 10]
 """
 
 from __future__ import annotations
@@ -188,6 +194,49 @@ def profile(count: int) -> None:
     pstats.Stats(prof).sort_stats("tottime").print_stats(45)
 
 
+def _counted(folder: Path, step: int) -> None:
+    """Under callgrind: one pass over every ``step``-th log, the counters zeroed, a second pass,
+    the counters dumped."""
+    from tracelens.fleet import work as fleet_work
+
+    fleet_work.setup(fleet_work.Settings())
+    data = [(str(p), p.read_bytes()) for p in sorted(folder.iterdir())][::step]
+    pid = str(os.getpid())
+    for k in range(2):
+        if k:
+            subprocess.run(["callgrind_control", "-z", pid], capture_output=True, check=False)
+        for source, blob in data:
+            fleet_work.diagnose_data(blob, source)
+    subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=False)
+
+
+def instructions(count: int, step: int) -> None:
+    """Instructions of the second pass over every ``step``-th of ``count`` logs."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (callgrind)")
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        folder = work / "logs"
+        folder.mkdir()
+        make_logs(folder, count)
+        out = work / "callgrind.out"
+        cmd = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+        cmd += [sys.executable, __file__, "--_counted", str(folder), "--step", str(step)]
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        dumps = sorted(work.glob("callgrind.out.*"))
+        if p.returncode != 0 or not dumps:
+            sys.exit(f"callgrind failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+        total = next(
+            int(line.split()[1])
+            for line in dumps[-1].read_text().splitlines()
+            if line.startswith("summary:")
+        )
+        logs = len(sorted(folder.iterdir())[::step])
+        print(
+            f"{logs} logs, second pass: {total / 1e6:,.1f} M instructions ({total / logs / 1e6:.2f} M a log)"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--logs", type=int, default=1000)
@@ -199,7 +248,18 @@ def main() -> None:
     ap.add_argument(
         "--stages-only", action="store_true", help="only the stages, not the ingest commands"
     )
+    ap.add_argument(
+        "--instructions", action="store_true", help="only the instructions of the loop (callgrind)"
+    )
+    ap.add_argument("--step", type=int, default=10, help="with --instructions: every Nth log")
+    ap.add_argument("--_counted", help=argparse.SUPPRESS)
     opts = ap.parse_args()
+    if opts._counted:
+        _counted(Path(opts._counted), opts.step)
+        return
+    if opts.instructions:
+        instructions(opts.logs, opts.step)
+        return
     if opts.profile:
         profile(opts.logs)
         return
