@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tracelens.regex import compile_regex
-from tracelens.rulebook.context import found
+from tracelens.regex import compile_regex, found
 from tracelens.rulebook.origin import Wrappers
 
 SEARCHES = [

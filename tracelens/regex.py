@@ -15,6 +15,24 @@ _UNANCHORED: Any = getattr(getattr(re2, "_Anchor", None), "UNANCHORED", None)
 _NO_SPAN = (-1, -1)
 
 
+def _matches(program: Any, data: bytes) -> bool:
+    """Whether the binding's compiled RE2 program matches somewhere in ``data``."""
+    return bool(program.Match(_UNANCHORED, data, 0, len(data))[0] != _NO_SPAN)
+
+
+def found(rx: Any, text: str) -> bool:
+    """``rx.search(text) is not None``, asked of the compiled program where this RE2 binding
+    allows it: a hit needs no match object (see :class:`_Regex` for a miss). Text RE2 cannot
+    read as it is (lone surrogates), another binding or another regex: ``rx.search``."""
+    program = getattr(rx, "_regexp", None)
+    if program is not None and _UNANCHORED is not None:
+        try:
+            return _matches(program, text.encode("utf-8"))
+        except UnicodeEncodeError:
+            pass
+    return rx.search(text) is not None
+
+
 if _Base is not None and _UNANCHORED is not None:
 
     class _Regex(_Base):
@@ -36,7 +54,7 @@ if _Base is not None and _UNANCHORED is not None:
                     data = text
                 else:
                     return super().search(text)
-                if self._regexp.Match(_UNANCHORED, data, 0, len(data))[0] == _NO_SPAN:
+                if not _matches(self._regexp, data):
                     return None
             return super().search(text, pos, endpos)
 

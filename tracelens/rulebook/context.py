@@ -6,37 +6,9 @@ import bisect
 from itertools import accumulate
 from typing import Any
 
-import re2
-
 from tracelens.models import Document
 from tracelens.parse.document import iter_exceptions, iter_frames
 from tracelens.parse.usercontent import may_quote_user_content, without_user_content
-
-try:
-    _UNANCHORED: Any = re2._Anchor.UNANCHORED
-except AttributeError:  # another RE2 binding: every search goes through ``rx.search``
-    _UNANCHORED = None
-_NO_SPAN = (-1, -1)
-
-
-def _answer(rx: Any, text: str) -> bool | None:
-    """Whether RE2 regex ``rx`` matches somewhere in ``text``, asked of the compiled regex
-    directly; ``None`` when it cannot be asked so (not this RE2 binding, text RE2 cannot
-    read): a hit needs no match object (see :class:`tracelens.regex._Regex` for a miss)."""
-    raw = getattr(rx, "_regexp", None)
-    if raw is None or _UNANCHORED is None:
-        return None
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError:
-        return None
-    return raw.Match(_UNANCHORED, data, 0, len(data))[0] != _NO_SPAN
-
-
-def found(rx: Any, text: str) -> bool:
-    """``rx.search(text) is not None``."""
-    got = _answer(rx, text)
-    return rx.search(text) is not None if got is None else got
 
 
 class Context:

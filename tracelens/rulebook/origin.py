@@ -23,8 +23,7 @@ from tracelens.models import Document, ExceptionInfo, Frame, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.read.failures import SHAPES
-from tracelens.regex import compile_regex
-from tracelens.rulebook.context import found
+from tracelens.regex import compile_regex, found
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.required import reused_literal
 
