@@ -369,29 +369,28 @@ class Redactor:
             return text
         if self._clean is not None and text in self._clean:
             return self._scrub_learned(text) if self._forms else text
-        text = _encodable(text)
-        if self.precheck.search(text) is not None:
-            text = self._replaced(text)
-        if self._forms:
-            text = self._scrub_learned(text)
-        return text
+        return self._redacted(text)
 
     def joined(self, texts: list[str]) -> str:
         """The texts joined by line breaks, redacted as one text (``self`` of it); when the
         pre-check finds nothing in it, the texts are noted clean (each one alone is a run of
         lines of it, so it finds nothing in them either: the argument of :meth:`many`)."""
         whole = "\n".join(texts)
-        clean = self._clean
-        if clean is None or not self.enabled or not whole or whole in clean:
+        if self._clean is None or not self.enabled or not whole or whole in self._clean:
             return self(whole)
-        text = _encodable(whole)
-        if self.precheck.search(text) is not None:
-            text = self._replaced(text)
-        elif text is whole:
-            clean.update(texts)
+        return self._redacted(whole, texts)
+
+    def _redacted(self, text: str, parts: list[str] | None = None) -> str:
+        """``text`` with the pre-check's secrets and the learned ones replaced; ``parts``: the
+        texts ``text`` joins, noted clean when the pre-check finds nothing in it as it is."""
+        readable = _encodable(text)
+        if self.precheck.search(readable) is not None:
+            readable = self._replaced(readable)
+        elif parts is not None and self._clean is not None and readable is text:
+            self._clean.update(parts)
         if self._forms:
-            text = self._scrub_learned(text)
-        return text
+            readable = self._scrub_learned(readable)
+        return readable
 
 
 def redact(text: str, extra: Iterable[str] = ()) -> str:
