@@ -95,13 +95,27 @@ def test_wrapper_line_is_the_plain_loop(text: str) -> None:
 
 
 @pytest.mark.parametrize("pairs", [PAIRS, [], [(None, "died unexpectedly")]])
-def test_wrappers_made_once_per_list(pairs) -> None:
-    from tracelens.rulebook.rank import _wrappers
+def test_wrappers_made_once_per_rule_set(pairs) -> None:
+    import gc
 
-    made = _wrappers(pairs)
+    from tracelens.rulebook.load import RuleSet
+    from tracelens.rulebook.rank import _WRAPPERS, _wrappers
+
+    def ruleset() -> RuleSet:
+        rs = RuleSet([])
+        rs.wrappers = list(pairs)
+        return rs
+
+    first = ruleset()
+    made = _wrappers(first)
     assert made.pairs == Wrappers(pairs).pairs
-    assert _wrappers(pairs) is made
-    assert _wrappers(list(pairs)) is not made  # another list (a reloaded rule set): made anew
+    assert _wrappers(first) is made
+    second = ruleset()  # another rule set (a reloaded one): made anew
+    assert _wrappers(second) is not made
+    held = len(_WRAPPERS)
+    del first, made
+    gc.collect()
+    assert len(_WRAPPERS) == held - 1  # let go with its rule set
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ Ranking: a primary cause outranks a secondary symptom; a rule whose conditions s
 from __future__ import annotations
 
 import re
+import weakref
 from dataclasses import replace
 
 from tracelens.models import SEVERITY_RANK, Diagnosis, Document, Evidence, Fact, Remedy
@@ -110,16 +111,16 @@ def _confidence(beliefs: list[float], rule: Rule) -> float:
     return round(min(conf, 0.99), 2)
 
 
-_WRAPPERS: dict[int, tuple[list, Wrappers]] = {}
+_WRAPPERS: weakref.WeakKeyDictionary[RuleSet, Wrappers] = weakref.WeakKeyDictionary()
 
 
-def _wrappers(pairs: list) -> Wrappers:
-    """The symptom wrappers of a rule set, made once per list of pairs (each log of a batch
-    asked for the literals of every pair again); the list is held, so its id is not reused."""
-    got = _WRAPPERS.get(id(pairs))
-    if got is None or got[0] is not pairs:
-        got = _WRAPPERS[id(pairs)] = (pairs, Wrappers(pairs))
-    return got[1]
+def _wrappers(ruleset: RuleSet) -> Wrappers:
+    """The symptom wrappers of a rule set, made once per rule set (each log of a batch asked
+    for the literals of every pair again) and let go with it."""
+    got = _WRAPPERS.get(ruleset)
+    if got is None:
+        got = _WRAPPERS[ruleset] = Wrappers(ruleset.wrappers)
+    return got
 
 
 def evaluate(
@@ -128,7 +129,7 @@ def evaluate(
     """All diagnoses for a document, best first; a failure no rule explains is named (see
     :mod:`tracelens.rulebook.unrecognized`). Rules in ``exclude`` are left out (the confidence
     calibration asks what a log gets when its own rule does not exist yet)."""
-    failures = find_failures(doc, _wrappers(ruleset.wrappers))
+    failures = find_failures(doc, _wrappers(ruleset))
     origin = failures.origin
     if origin is not None:
         doc.focus = run_span(doc, origin.line)
