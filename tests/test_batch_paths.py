@@ -54,6 +54,16 @@ def test_the_prefilter_set_picks_what_the_automaton_picks(text):
     assert pf.present(text) == {lit for lit in pf.literals if lit in text}
 
 
+@pytest.mark.parametrize("text", TEXTS)
+def test_a_prefilter_told_to_expect_many_texts_reads_the_first_by_its_set(text):
+    pf = Prefilter(NEEDS)
+    pf.expect_many()  # what a pool's parent does before it forks
+    assert pf._set
+    expected = [k for k, ns in enumerate(NEEDS) if plain(ns, text)]
+    assert pf.candidates(text) == expected
+    assert pf.present(text) == {lit for lit in pf.literals if lit in text}
+
+
 def test_the_first_texts_are_read_by_the_automaton():
     pf = Prefilter(NEEDS)
     pf.candidates("boom")

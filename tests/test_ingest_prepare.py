@@ -232,3 +232,18 @@ def test_a_process_that_ingests_reads_envelopes_combined_from_its_first_line():
     assert logread._lines_read >= logread._COMBINE_AFTER
     line = "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] boom"
     assert logread._COMBINED.peel(line, 1) == logread.peel(line, 1)
+
+
+def test_a_pool_parent_makes_what_its_workers_share_before_it_forks():
+    from tracelens.fleet import work
+    from tracelens.read import logread
+
+    settings = work.Settings()
+    work.preload(settings)
+    rules = work._state["rules"]
+    assert rules._index_prefilter()._set  # the RE2 set, not built again in each worker
+    assert set(logread._COMBINED) >= set(logread._BY_FIRST)  # every combined regex compiled
+    work.setup(settings)  # a forked worker's initializer: nothing made again
+    assert work._state["rules"] is rules
+    line = "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] boom"
+    assert logread._COMBINED.peel(line, 1) == logread.peel(line, 1)

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tracelens.fleet.work import Outcome, Settings, diagnose_path, setup, shown
+from tracelens.fleet.work import Outcome, Settings, diagnose_path, preload, setup, shown
 from tracelens.incidents.store import Recorded, Store
 
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", "")
@@ -67,8 +67,11 @@ def diagnose_all(files: list[str], settings: Settings, jobs: int) -> Iterator[Ou
     from concurrent.futures import ProcessPoolExecutor
 
     chunk = max(1, min(16, len(files) // (jobs * 8)))
+    context = _context()
+    if context.get_start_method() == "fork":
+        preload(settings)  # made once here, inherited by every worker
     with ProcessPoolExecutor(
-        jobs, mp_context=_context(), initializer=setup, initargs=(settings,)
+        jobs, mp_context=context, initializer=setup, initargs=(settings,)
     ) as pool:
         yield from pool.map(diagnose_path, files, chunksize=chunk)
 

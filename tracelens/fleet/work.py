@@ -93,6 +93,26 @@ def setup(settings: Settings) -> None:
     _state["redactor"] = Redactor(settings.redact_regex, enabled=not settings.no_redact)
 
 
+def preload(settings: Settings) -> None:
+    """Before a pool forks its workers: what every worker would otherwise make for itself
+    from the same rule set (:func:`setup`, the modules that diagnose and prepare a log, the
+    combined envelope regexes, the prefilter's RE2 set, the fact triggers' automaton, the
+    symptom wrappers), made once here and inherited."""
+    from tracelens import engine
+    from tracelens.facts import _automaton
+    from tracelens.incidents import incident  # noqa: F401 (imported for the workers)
+    from tracelens.read import logread
+    from tracelens.rulebook.rank import _wrappers
+
+    setup(settings)
+    rules = _state["rules"]
+    logread.warm()
+    rules.prefilter.expect_many()
+    _automaton()
+    _wrappers(rules)
+    del engine
+
+
 def _known(digest: str) -> bool:
     """Whether the store already holds this log (read only; any error: not known)."""
     import sqlite3

@@ -327,6 +327,14 @@ def expect_many() -> None:
     _lines_read = max(_lines_read, _COMBINE_AFTER)
 
 
+def warm() -> None:
+    """:func:`expect_many`, and every combined regex compiled now: a pool's parent does this
+    before it forks, so that its workers do not each compile them."""
+    expect_many()
+    for ch in _BY_FIRST:
+        _COMBINED[ch]  # noqa: B018 (compiled on first access)
+
+
 def peel(text: str, line: int, untimed: frozenset[str] = frozenset()) -> Record:
     """Peel every envelope at the start of ``text``, in table order, each at most once (a
     process tag at most twice): the envelopes tried one regex at a time (no compile cost up

@@ -168,6 +168,9 @@ class _CheckedPrefilter:
     def present(self, text: str) -> set[str]:
         return self._rs._index_prefilter().present(text)
 
+    def expect_many(self) -> None:
+        self._rs._index_prefilter().expect_many()
+
     def candidates(self, text: str) -> list[int]:
         ks = self._rs._index_prefilter().candidates(text)
         if self._rs._reload_if_changed(ks):

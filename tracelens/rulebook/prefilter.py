@@ -65,6 +65,12 @@ class Prefilter:
         state.pop("_set", None)
         return state
 
+    def expect_many(self) -> None:
+        """Many texts will be read: the RE2 set now (a pool's parent builds it once, before
+        its workers fork), not from the third text on."""
+        if self._set is None and self._automaton is not None:
+            self._set = _literal_set(self.literals) or False
+
     def _found(self, text: str) -> set[int]:
         if self._automaton is None:
             return set()
