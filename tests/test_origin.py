@@ -209,3 +209,19 @@ def test_an_exception_cpython_ignored_is_no_failure():
     assert find_failures(doc, Wrappers(default_rules().wrappers)).origin is None
     # the same traceback without CPython's notice is the program's end
     assert find_failures(parse(INFO + TB), Wrappers(default_rules().wrappers)).origin is not None
+
+
+def test_a_message_that_starts_on_the_next_line_names_its_first_words():
+    # raise RuntimeError("\n  Some tensors share memory ...") prints the type alone on its line
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/work/export.py", line 12, in <module>\n'
+        "    save_file(state, path)\n"
+        "RuntimeError: \n"
+        "            Some tensors share memory, this will lead to duplicate memory on disk and potential differences when loading them again: [{'wte.weight', 'lm_head.weight'}].\n"
+        "            A potential way to correctly save your model is to use `save_model`.\n"
+    )
+    origin = find_failures(parse(log), Wrappers([])).origin
+    assert origin is not None
+    assert origin.text.startswith("Some tensors share memory")
+    assert origin.line == 5

@@ -284,7 +284,12 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
             client = _client_error(doc, pos, owner.end_line, exc.type)
             lines = exc.message.splitlines()
             first, at = (lines[0] if lines else ""), exc.line
-            if _VALIDATION.search(exc.type) and len(lines) > 1:
+            if not first.strip():  # raise X("\n...") : the message starts on the next line
+                for j, detail in enumerate(lines[1:6], 1):
+                    if detail.strip():
+                        first, at = detail.strip(), exc.line + j
+                        break
+            elif _VALIDATION.search(exc.type) and len(lines) > 1:
                 for j, detail in enumerate(lines[1:6], 1):
                     if (
                         detail.strip()
