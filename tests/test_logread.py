@@ -11,6 +11,27 @@ from tracelens.read.logread import peel, records_from_bytes
 ENVELOPES = [
     # (line, text, stream, level, source)
     (
+        "[11/23 14:09:17 d2.engine.hooks]: Overall training speed: 1497 iterations in 0:12:41",
+        "Overall training speed: 1497 iterations in 0:12:41",
+        "",
+        None,
+        "d2.engine.hooks",
+    ),
+    (
+        "ERROR [11/23 14:09:18 d2.engine.train_loop]: Exception during training:",
+        "Exception during training:",
+        "",
+        "ERROR",
+        "d2.engine.train_loop",
+    ),
+    (
+        "[11/23 14:09:17] d2.engine.hooks INFO: Total training time: 0:12:43",
+        "Total training time: 0:12:43",
+        "",
+        "INFO",
+        "d2.engine.hooks",
+    ),
+    (
         "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] EngineCore failed to start.",
         "EngineCore failed to start.",
         "EngineCore_DP0 pid=245",

@@ -149,6 +149,24 @@ ENVELOPES: tuple[Envelope, ...] = (
         r"\[(?P<t>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\] ",
         time_group="t",
     ),
+    # detectron2 / fvcore loggers (month/day time, logger name): on the terminal
+    # "[11/23 14:09:17 d2.engine.hooks]: ", warnings and errors led by their level
+    # ("WARNING [11/23 14:09:17 d2.checkpoint.c2_model_loading]: "); in its log.txt file
+    # "[11/23 14:09:17] d2.engine.hooks INFO: "
+    Envelope(
+        "detectron2",
+        r"(?:(?P<level>WARNING|ERROR) )?\[(?P<t>\d{2}/\d{2} \d{2}:\d{2}:\d{2}) (?P<src>[A-Za-z_][\w.]*)\]: ",
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
+    Envelope(
+        "detectron2-file",
+        r"\[(?P<t>\d{2}/\d{2} \d{2}:\d{2}:\d{2})\] (?P<src>[A-Za-z_][\w.]*) " + _LEVEL + r": ",
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # vLLM / Ray process tags: "(EngineCore_DP0 pid=245) ", "(VllmWorker rank=1 pid=9) ",
     # "(RayWorkerWrapper pid=77, ip=10.0.0.2) ", "(APIServer pid=1) ", "(pid=77) "
     Envelope(
@@ -281,6 +299,8 @@ _FIRST_CHARS = {
     "epoch-tab": "0123456789",
     "sglang": "[",
     "bracket-timestamp": "[",
+    "detectron2": "[WE",
+    "detectron2-file": "[",
     "process-tag": "(",
     "ray-daemon": "(",
     "torchrun-rank": "[",
