@@ -265,3 +265,57 @@ CASES = [
 )
 def test_category_of_an_unrecognized_failure(kind, etype, message, file, category):
     assert guess_category(_origin(kind, etype, message, file)) == category
+
+
+def _nearest_one_by_one(origin, entries, limit=3):
+    """The nearest rules as scored before: one ``fuzz.ratio`` call an entry, each rule's best
+    entry kept rounded."""
+    from rapidfuzz import fuzz
+
+    from tracelens.rulebook.nearest import _MIN_MESSAGE, _SAME_PACKAGE, key_text, package_of
+
+    query, pkg = key_text(origin), package_of(origin)
+    if len(query.split(":", 1)[-1].strip()) < _MIN_MESSAGE:
+        return []
+    best: dict[str, tuple[float, str]] = {}
+    for e in entries:
+        score = min(
+            fuzz.ratio(query, e.text) + (_SAME_PACKAGE if pkg and e.package == pkg else 0), 100.0
+        )
+        if e.rule_id not in best or score > best[e.rule_id][0]:
+            best[e.rule_id] = (round(score, 1), e.category)
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+    return [(rid, cat, score) for rid, (score, cat) in ranked]
+
+
+def test_the_nearest_rules_are_those_scoring_each_entry_in_turn_gives():
+    import random
+
+    from tracelens.rulebook.nearest import Entry, nearest
+
+    rng = random.Random(7)
+    words = (
+        "CUDA out of memory NCCL timeout rank worker died Tried to allocate GiB engine core".split()
+    )
+    packages = ["", "torch", "vllm", "sglang"]
+
+    def text() -> str:
+        return "RuntimeError: " + " ".join(rng.choice(words) for _ in range(rng.randint(2, 12)))
+
+    entries = [
+        Entry(f"r/{rng.randint(0, 40)}", rng.choice(["a", "b"]), text(), rng.choice(packages))
+        for _ in range(400)
+    ]
+    category = {}
+    entries = [
+        Entry(e.rule_id, category.setdefault(e.rule_id, e.category), e.text, e.package)
+        for e in entries
+    ]
+    entries += entries[:20]  # the same text twice: equal scores, ties broken by rule id
+    for k in range(60):
+        etype, _, message = text().partition(": ")
+        file = f"{SITE}/{rng.choice(packages[1:])}/x.py" if k % 3 else ""
+        origin = _origin("exception", etype, message, file)
+        for limit in (1, 3, 10, 100):
+            got = [(n.rule_id, n.category, n.score) for n in nearest(origin, entries, limit)]
+            assert got == _nearest_one_by_one(origin, entries, limit)

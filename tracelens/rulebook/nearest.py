@@ -14,8 +14,10 @@ docs/unrecognized.md).
 
 from __future__ import annotations
 
+import heapq
 import os
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,20 +136,39 @@ def index(ruleset) -> list[Entry]:
 
 
 def nearest(origin, entries: list[Entry], limit: int = 3) -> list[Near]:
-    """The closest rules to an originating failure, best first (one entry per rule)."""
-    from rapidfuzz import fuzz
+    """The closest rules to an originating failure, best first (one entry per rule).
+
+    rapidfuzz scores the query against every entry's text in one call (``process.extract``,
+    best first), and once more against the entries of the query's package (they score
+    :data:`_SAME_PACKAGE` more); the two lists are walked together, best first, so a rule
+    is met first at its best score, and the walk stops below the ``limit``-th rule's score:
+    the same rules and scores as scoring each entry in turn."""
+    from rapidfuzz import fuzz, process
 
     query = key_text(origin)
     if len(query.split(":", 1)[-1].strip()) < _MIN_MESSAGE:
         return []  # a bare "AssertionError" resembles every other bare assertion
     pkg = package_of(origin)
-    best: dict[str, Near] = {}
-    for e in entries:
-        score = fuzz.ratio(query, e.text)
-        if pkg and e.package == pkg:
-            score += _SAME_PACKAGE
-        score = min(score, 100.0)
-        cur = best.get(e.rule_id)
-        if cur is None or score > cur.score:
-            best[e.rule_id] = Near(e.rule_id, e.category, round(score, 1))
-    return sorted(best.values(), key=lambda n: (-n.score, n.rule_id))[:limit]
+    texts = [e.text for e in entries]
+    scored = process.extract(query, texts, scorer=fuzz.ratio, processor=None, limit=None)
+    runs: list[Iterator[tuple[float, int]]] = [((score, k) for _t, score, k in scored)]
+    if pkg:
+        same = [k for k, e in enumerate(entries) if e.package == pkg]
+        bonus = process.extract(
+            query, [texts[k] for k in same], scorer=fuzz.ratio, processor=None, limit=None
+        )
+        runs.append((score + _SAME_PACKAGE, same[j]) for _t, score, j in bonus)
+    best: dict[str, tuple[float, str]] = {}
+    cutoff: float | None = None
+    for score, k in heapq.merge(*runs, key=lambda run: -run[0]):
+        shown = round(min(score, 100.0), 1)
+        if cutoff is not None and shown < cutoff:
+            break  # every rule still to come scores less than the limit-th
+        e = entries[k]
+        if e.rule_id in best:
+            continue  # met before at its best score
+        best[e.rule_id] = (shown, e.category)
+        if len(best) == limit:
+            cutoff = shown
+    ranked = sorted(best.items(), key=lambda kv: (-kv[1][0], kv[0]))[:limit]
+    return [Near(rid, cat, shown) for rid, (shown, cat) in ranked]
