@@ -132,3 +132,50 @@ def test_the_rule_index_holds_every_rule_regexs_literal(tmp_path, monkeypatch):
     }
     with_literal = next(p for p in sorted(patterns) if required_literal(p) is not None)
     assert reused_literal(with_literal) == required_literal(with_literal)  # the first ask
+
+
+@pytest.mark.parametrize(
+    "pattern,literal",
+    [("settled: CUDA out of memory", "settled: CUDA out of memory"), (r"settled: (?i)x", None)],
+)
+def test_a_literal_is_settled_when_every_later_ask_gives_it(pattern, literal):
+    from tracelens.rulebook.required import settled_literal
+
+    assert [settled_literal(pattern) for _ in range(2)] == [(None, False), (literal, True)]
+    assert reused_literal(pattern) == literal
+
+
+@pytest.mark.parametrize(
+    "cond,texts",
+    [
+        ({"line": {"text": "kept: CUDA error: (?P<what>[a-z ]+)"}}, ["kept: CUDA error: bad", "x"]),
+        ({"exception": {"type": "kept[A-Z]\\w*Error", "message": "kept: boom"}}, ["x"]),
+        ({"frame": {"function": "kept_forward", "file": "kept/model\\.py"}}, ["x"]),
+    ],
+)
+def test_a_condition_that_keeps_its_literals_answers_as_asking_on_every_log(cond, texts):
+    # the literals are asked for on each log until settled, then kept: the same hits as a
+    # condition compiled afresh for each log, which asks every time
+    from tracelens import engine
+    from tracelens.rulebook.conditions import compile_condition
+    from tracelens.rulebook.context import Context
+
+    logs = [
+        "Traceback (most recent call last):\n"
+        '  File "/src/kept/model.py", line 3, in kept_forward\n'
+        "    x()\n"
+        "keptValueError: kept: boom\n"
+        "kept: CUDA error: bad thing\n",
+        "nothing here\n",
+        *texts,
+    ]
+    kept = compile_condition(cond)
+    hits = 0
+    for log in logs * 3:
+        ctx = Context(engine.parse(log))
+        got, plain = kept(ctx), compile_condition(cond)(ctx)
+        assert (got is None) == (plain is None)
+        if got is not None and plain is not None:
+            assert (got.evidence, got.captures) == (plain.evidence, plain.captures)
+            hits += 1
+    assert hits >= 3

@@ -11,7 +11,7 @@ from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 from tracelens.rulebook.facttest import parse_fact_test
 from tracelens.rulebook.model import Condition, ExceptionCond, FactCond, FrameCond, LineCond, Rule
-from tracelens.rulebook.required import reused_literal
+from tracelens.rulebook.required import settled_literal
 
 _WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
 _MAX_EVIDENCE_PER_CONDITION = 3
@@ -64,6 +64,34 @@ def _captures(m) -> dict[str, str]:
 # only when the type matched, a frame's next field only when the one before matched).
 
 
+class _Literals:
+    """The required literals of a condition's regexes (:func:`reused_literal`), asked for on
+    each log until they are settled, then kept: reading them depends on the rules alone."""
+
+    __slots__ = ("patterns", "values", "encoded", "settled")
+
+    def __init__(self, patterns: list[str]):
+        self.patterns = patterns
+        self.values: list[str | None] = [None] * len(patterns)
+        self.encoded: bytes | None = None
+        self.settled = not patterns
+
+    def get(self) -> list[str | None]:
+        if not self.settled:
+            answers = [settled_literal(p) for p in self.patterns]
+            self.values = [lit for lit, _ in answers]
+            self.settled = all(done for _, done in answers)
+            first = self.values[0] if self.values else None
+            self.encoded = first.encode() if first is not None else None
+        return self.values
+
+    def get_bytes(self) -> bytes | None:
+        """The first pattern's literal as UTF-8."""
+        if not self.settled:
+            self.get()
+        return self.encoded
+
+
 def _exception_cond(body: dict) -> Cond:
     tre = body.get("type")
     mre = body.get("message")
@@ -71,11 +99,14 @@ def _exception_cond(body: dict) -> Cond:
     belief = _BELIEF["exception+message" if (mre is not None and tre is not None) else "exception"]
     why = "exception " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
+    lits = _Literals([p for p in (tre, mre) if p is not None])
+
     def cond(ctx: Context) -> Hit | None:
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
-        tlit = reused_literal(body["type"]) if tre is not None else None
-        mlit = reused_literal(body["message"]) if mre is not None else None
+        got = lits.get()
+        tlit = got[0] if tre is not None else None
+        mlit = got[-1] if mre is not None else None
         for exc, _tb in ctx.exceptions:
             caps: dict[str, str] = {}
             if tre is not None:
@@ -110,10 +141,12 @@ def _frame_cond(body: dict) -> Cond:
     tests = dict(body)
     why = "frame " + " ".join(f"{k}~{v!r}" for k, v in body.items())
 
+    keyed = _Literals(list(body.values()))
+
     def cond(ctx: Context) -> Hit | None:
         hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
         seen: set[int] = set()
-        lits = {k: reused_literal(v) for k, v in body.items()}
+        lits = dict(zip(body, keyed.get()))
         for fr in ctx.frames:
             ok = True
             for key, pattern in tests.items():
@@ -163,9 +196,11 @@ def _line_cond(body: Any) -> Cond:
             return False
         return True
 
+    text_lit = _Literals([body["text"]] if text_rx is not None else [])
+
     def cond(ctx: Context) -> Hit | None:
-        lit = reused_literal(body["text"]) if text_rx is not None else None
-        if lit is not None and lit.encode() not in ctx.btext:
+        blit = text_lit.get_bytes()
+        if blit is not None and blit not in ctx.btext:
             return None  # no line can match
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()

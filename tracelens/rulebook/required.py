@@ -51,6 +51,18 @@ def reused_literal(pattern: str) -> str | None:
     return required_literal(pattern)
 
 
+def settled_literal(pattern: str) -> tuple[str | None, bool]:
+    """:func:`reused_literal`, and whether that answer is settled: read from the rule index or
+    from the pattern, it is what every later call gives, so a condition may keep it instead of
+    asking on every log."""
+    if pattern in _known:
+        return _known[pattern], True
+    if pattern not in _asked:
+        _asked.add(pattern)
+        return None, False
+    return required_literal(pattern), True
+
+
 @lru_cache(maxsize=4096)
 def required_literal(pattern: str) -> str | None:
     """The longest run of plain characters that every match of ``pattern`` (RE2 syntax)
