@@ -63,8 +63,9 @@ def test_copies_that_differ_in_the_exception_line_keep_each_exception_line() -> 
     ],
 )
 def test_no_copies_nothing_dropped(text: str) -> None:
-    from tracelens.parse.lexer import _openers, _unpaired
+    from tracelens.parse.interleave import unpaired
+    from tracelens.parse.lexer import _openers
     from tracelens.read.logread import records_from_text
 
     records = records_from_text(text)
-    assert _unpaired(records, _openers(records)) is None
+    assert unpaired(records, _openers(records)) is None

@@ -13,7 +13,7 @@ import pytest
 
 from tracelens.authoring.transforms import TRANSFORMS
 from tracelens.engine import diagnose, parse
-from tracelens.read.logread import container_stamped
+from tracelens.read.prefixes import container_stamped
 from tracelens.rulebook.load import default_rules
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,10 +14,8 @@ from functools import lru_cache
 from itertools import accumulate
 
 from tracelens.models import Record
-
-TB_HEAD = "Traceback (most recent call last):"
-CAUSE = "The above exception was the direct cause of the following exception:"
-CONTEXT = "During handling of the above exception, another exception occurred:"
+from tracelens.parse.interleave import unpaired
+from tracelens.parse.marks import CAUSE, CONTEXT, TB_HEAD
 
 _FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+)(?:, in (?P<func>.*))?$')
 _FAULT_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+) in (?P<func>.*)$')
@@ -225,58 +223,6 @@ def _openers(records: Sequence[Record]) -> list[int]:
     return sorted(found)
 
 
-def _unpaired(records: Sequence[Record], openers: list[int]) -> Sequence[Record] | None:
-    """The records with line-by-line interleaved copies of one traceback taken as one: N
-    processes (ranks without a prefix) that print the same traceback at the same time write
-    each of its lines N times in a row, from the header on. Each such run of identical groups
-    keeps the first line of every group (its line number); ``None`` when the log has no run (a
-    header repeated alone, or a single header, is no run: nothing is dropped).
-
-    >>> from tracelens.read.logread import records_from_text
-    >>> recs = records_from_text('''Traceback (most recent call last):
-    ... Traceback (most recent call last):
-    ...   File "/srv/a.py", line 3, in <module>
-    ...   File "/srv/a.py", line 3, in <module>
-    ... OSError: disk full
-    ... OSError: disk full
-    ... more of the message
-    ... more of the message''')
-    >>> [(r.line, r.text) for r in _unpaired(recs, [0, 1])][1:]
-    [(3, '  File "/srv/a.py", line 3, in <module>'), (5, 'OSError: disk full'), (7, 'more of the message')]
-    """
-    n = len(records)
-    keep: list[Record] | None = None
-    done = 0  # records before this index are already in keep
-
-    def same(a: Record, b: Record) -> bool:
-        return a.text == b.text and _signature(a) == _signature(b)
-
-    for k in openers:
-        if k < done or k + 3 >= n or records[k].text.strip() != TB_HEAD:
-            continue
-        copies = 1
-        while k + copies < n and same(records[k], records[k + copies]):
-            copies += 1
-        if copies == 1:
-            continue
-        j = k + copies
-        while j + copies <= n and records[j].text.strip():
-            if not all(same(records[j], records[j + c]) for c in range(1, copies)):
-                break
-            j += copies
-        if j - k < 2 * copies:  # the header and at least one more line, each in every copy
-            continue
-        if keep is None:
-            keep = []
-        keep.extend(records[done:k])
-        keep.extend(records[k:j:copies])
-        done = j
-    if keep is None:
-        return None
-    keep.extend(records[done:])
-    return keep
-
-
 def _exc_head(text: str) -> str:
     """``Type: `` of an exception line (``""`` for a bare type): a message line starting
     with it again is another exception of that type.
@@ -315,7 +261,7 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
         return t.strip() == TB_HEAD or bool(_GROUP_HEAD.match(t))
 
     openers = _openers(records)
-    if len(openers) > 1 and (single := _unpaired(records, openers)) is not None:
+    if len(openers) > 1 and (single := unpaired(records, openers)) is not None:
         records, n = single, len(single)
         openers = _openers(records)
     while i < n:

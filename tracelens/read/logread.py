@@ -362,31 +362,8 @@ def peel(text: str, line: int, untimed: frozenset[str] = frozenset()) -> Record:
     return _COMBINED.peel(text, line, combined=False, untimed=untimed)
 
 
-_CONTAINER_STAMP = re.compile(
-    r".{0,80}?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?[ \t]"
-)
-"""The ``iso-timestamp`` envelope, after any prefix a collector put before it."""
 _CONTAINER_TIME = frozenset({"iso-timestamp"})
-
-
-def container_stamped(lines: list[tuple[int, str]]) -> bool:
-    """Whether the container runtime stamped every line (``docker logs --timestamps``,
-    ``kubectl logs --timestamps``): its time, on the traceback's lines too, says nothing of
-    which lines the program headed itself, so the records keep only the program's own time
-    (what tells "[time] Received sigquit ..." from more of an exception's message). Blank
-    lines and the segments after a bare ``\r`` are not asked.
-
-    >>> container_stamped([(1, "2025-11-20T13:00:01.5Z [2025-11-20 13:00:01] up"), (2, "2025-11-20T13:00:02Z x")])
-    True
-    >>> container_stamped([(1, "2025-11-20T13:00:01Z ERROR boom"), (2, "Traceback (most recent call last):")])
-    False
-    """
-    prev = 0
-    for n, raw in lines:
-        if n != prev and raw.strip() and _CONTAINER_STAMP.match(raw) is None:
-            return False
-        prev = n
-    return bool(lines)
+"""Envelopes a container runtime stamps on every line (see :func:`~tracelens.read.prefixes.container_stamped`)."""
 
 
 def line_end(text: str) -> str:
@@ -492,7 +469,7 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     lines = rewrap.join_cut_lines(lines)
     one = _COMBINED.peel if _lines_read >= _COMBINE_AFTER else peel
     _lines_read += len(lines)
-    if _CONTAINER_STAMP.match(text) is not None and container_stamped(lines):
+    if prefixes.CONTAINER_STAMP.match(text) is not None and prefixes.container_stamped(lines):
         one = partial(one, untimed=_CONTAINER_TIME)
     if _HAS_CTRL_IN_LINE.search(text) is not None:  # most logs have nothing to clean
         lines = [(n, clean(raw)) for n, raw in lines]

@@ -207,3 +207,29 @@ def labelled(
     if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
         return rec  # an envelope was peeled, or no label
     return _behind(rec, m.end(), m.group()[:-2], one)
+
+
+CONTAINER_STAMP = re.compile(
+    r".{0,80}?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?[ \t]"
+)
+"""The ``iso-timestamp`` envelope, after any prefix a collector put before it."""
+
+
+def container_stamped(lines: list[tuple[int, str]]) -> bool:
+    """Whether the container runtime stamped every line (``docker logs --timestamps``,
+    ``kubectl logs --timestamps``): its time, on the traceback's lines too, says nothing of
+    which lines the program headed itself, so the records keep only the program's own time
+    (what tells "[time] Received sigquit ..." from more of an exception's message). Blank
+    lines and the segments after a bare ``\r`` are not asked.
+
+    >>> container_stamped([(1, "2025-11-20T13:00:01.5Z [2025-11-20 13:00:01] up"), (2, "2025-11-20T13:00:02Z x")])
+    True
+    >>> container_stamped([(1, "2025-11-20T13:00:01Z ERROR boom"), (2, "Traceback (most recent call last):")])
+    False
+    """
+    prev = 0
+    for n, raw in lines:
+        if n != prev and raw.strip() and CONTAINER_STAMP.match(raw) is None:
+            return False
+        prev = n
+    return bool(lines)
