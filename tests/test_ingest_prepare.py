@@ -247,3 +247,17 @@ def test_a_pool_parent_makes_what_its_workers_share_before_it_forks():
     assert work._state["rules"] is rules
     line = "(EngineCore_DP0 pid=245) ERROR 01-20 13:03:50 [core.py:700] boom"
     assert logread._COMBINED.peel(line, 1) == logread.peel(line, 1)
+
+
+def test_a_pool_leaves_what_its_workers_inherit_out_of_their_collections_and_no_longer():
+    import gc
+
+    from tracelens.fleet import pool, work
+
+    frozen = gc.get_freeze_count()
+    outcomes = pool.diagnose_all([str(p) for p in LOGS[:3]], work.Settings(), 2)
+    first = next(outcomes)  # the workers are forked by now
+    assert gc.get_freeze_count() > frozen
+    rest = list(outcomes)
+    assert [o.source for o in [first, *rest]] == [str(p) for p in LOGS[:3]]
+    assert gc.get_freeze_count() == frozen  # the parent's own objects collected again

@@ -4,6 +4,7 @@ one process that writes it."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -68,12 +69,20 @@ def diagnose_all(files: list[str], settings: Settings, jobs: int) -> Iterator[Ou
 
     chunk = max(1, min(16, len(files) // (jobs * 8)))
     context = _context()
-    if context.get_start_method() == "fork":
+    forked = context.get_start_method() == "fork"
+    if forked:
         preload(settings)  # made once here, inherited by every worker
-    with ProcessPoolExecutor(
-        jobs, mp_context=context, initializer=setup, initargs=(settings,)
-    ) as pool:
-        yield from pool.map(diagnose_path, files, chunksize=chunk)
+        # what the workers inherit is left out of their garbage collections (which would
+        # otherwise walk it, and copy the pages they touch): the collector's advice for fork
+        gc.freeze()
+    try:
+        with ProcessPoolExecutor(
+            jobs, mp_context=context, initializer=setup, initargs=(settings,)
+        ) as pool:
+            yield from pool.map(diagnose_path, files, chunksize=chunk)
+    finally:
+        if forked:
+            gc.unfreeze()
 
 
 @dataclass
