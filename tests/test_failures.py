@@ -10,6 +10,12 @@ from tracelens.read.failures import SHAPES, TRIGGERS, failure_kind
 SAMPLES = [(shape.kind, line) for shape in SHAPES for line in shape.samples]
 
 HEALTHY = [
+    "Job 'raysubmit_Xk2pQ9mN4vLr8sTw' succeeded",
+    "Job 'raysubmit_Xk2pQ9mN4vLr8sTw' submitted successfully",
+    "tests/test_compile.py::test_compiled_mlp PASSED                            [ 50%]",
+    "========================= 3 passed, 1 warning in 4.21s =========================",
+    "=============================== 12 passed in 0.53s ===============================",
+    "collected 12 items / 1 deselected / 11 selected",
     "INFO 01-20 13:03:50 [api_server.py:1880] Starting vLLM API server 0 on http://0.0.0.0:8000",
     'INFO:     127.0.0.1:51234 - "POST /v1/chat/completions HTTP/1.1" 200 OK',
     "INFO:     Started server process [4155]",
@@ -44,4 +50,11 @@ def test_the_large_log_scanner_sees_every_sample(kind, line):
 
 
 def test_wrappers_are_marked():
-    assert {s.kind for s in SHAPES if s.wrapper} == {"build", "died", "container-hook", "http"}
+    assert {s.kind for s in SHAPES if s.wrapper} == {
+        "build",
+        "died",
+        "container-hook",
+        "http",
+        "tests",
+        "ray-job",
+    }

@@ -11,6 +11,14 @@ from tracelens.read.logread import peel, records_from_bytes
 ENVELOPES = [
     # (line, text, stream, level, source)
     (
+        "E           torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+        "",
+        None,
+        None,
+    ),
+    ("E   AssertionError: assert 3 == 4", "AssertionError: assert 3 == 4", "", None, None),
+    (
         "[11/23 14:09:17 d2.engine.hooks]: Overall training speed: 1497 iterations in 0:12:41",
         "Overall training speed: 1497 iterations in 0:12:41",
         "",

@@ -225,3 +225,58 @@ def test_a_message_that_starts_on_the_next_line_names_its_first_words():
     assert origin is not None
     assert origin.text.startswith("Some tensors share memory")
     assert origin.line == 5
+
+
+PYTEST_FAILED = (
+    "============================= test session starts ==============================\n"
+    "collected 2 items\n"
+    "\n"
+    "tests/test_shapes.py F.                                                   [100%]\n"
+    "\n"
+    "=================================== FAILURES ===================================\n"
+    "________________________________ test_reshape __________________________________\n"
+    "\n"
+    "    def test_reshape():\n"
+    ">       y = x.view(3, 5)\n"
+    "E       RuntimeError: shape '[3, 5]' is invalid for input of size 16\n"
+    "\n"
+    "tests/test_shapes.py:9: RuntimeError\n"
+    "=========================== short test summary info ============================\n"
+    "FAILED tests/test_shapes.py::test_reshape - RuntimeError: shape '[3, 5]' is invalid for input of size 16\n"
+    "========================= 1 failed, 1 passed in 0.42s ==========================\n"
+)
+
+
+@pytest.mark.parametrize(
+    "log, origin_line",
+    [
+        (PYTEST_FAILED, 11),  # the exception on pytest's "E" line
+        # --tb=no: only the summary says which test failed
+        ("\n".join(PYTEST_FAILED.splitlines()[:4] + PYTEST_FAILED.splitlines()[-3:]) + "\n", 6),
+        # unittest's closing line
+        (
+            "F.\n======\nFAIL: test_load (test_io.TestIO)\n------\nRan 2 tests in 0.01s\n\nFAILED (failures=1)\n",
+            7,
+        ),
+        # `ray job submit` of a job that failed, its own output saying nothing recognizable
+        (
+            "Job submission server address: http://127.0.0.1:8265\n"
+            "------------------------------------------\n"
+            "Job 'raysubmit_Ab12Cd34' failed\n"
+            "------------------------------------------\n"
+            "\n"
+            "Status message: Job entrypoint command failed with exit code 1\n",
+            3,
+        ),
+    ],
+)
+def test_a_failing_test_session_or_job_is_never_silent(log, origin_line):
+    report = diagnose(log)
+    assert report.diagnoses and report.diagnoses[0].severity in ("error", "fatal")
+    assert origin_line in [e.line for e in report.diagnoses[0].evidence]
+
+
+def test_a_passing_test_session_is_silent():
+    log = PYTEST_FAILED.replace("F.", "..").split("=================================== FAILURES")[0]
+    log += "============================== 2 passed in 0.40s ===============================\n"
+    assert not [d for d in diagnose(log).diagnoses if d.severity in ("error", "fatal")]

@@ -200,6 +200,39 @@ SHAPES: tuple[Shape, ...] = (
         wrapper=True,
         triggers=(b'" 500',),
     ),
+    # a test runner's summary of tests that failed (pytest's -ra lines and closing line,
+    # unittest's closing line): each reports a failure shown above it (pytest's "E   " lines)
+    Shape(
+        "tests",
+        r"^(?:FAILED|ERROR) [^\s:]+(?:::\S+)?(?: - |$)|^=+ (?:[\w ,]*\b)?\d+ (?:failed|errors?)\b[\w ,]* in [\d.]+s\b.*=+$|"
+        r"^FAILED \((?:failures|errors)=\d+",
+        (
+            "FAILED tests/test_compile.py::test_compiled_mlp - torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
+            "FAILED tests/test_model.py::TestLoad::test_from_pretrained[bf16]",
+            "ERROR tests/test_data.py - ModuleNotFoundError: No module named 'datasets'",
+            "========================= 1 failed, 1 passed in 41.07s ========================",
+            "==== 2 failed, 10 passed, 1 warning, 1 error in 12.30s ====",
+            "FAILED (failures=1, errors=2)",
+        ),
+        wrapper=True,
+        triggers=(
+            b"FAILED ",
+            b"ERROR ",
+            b" failed,",
+            b" failed in ",
+            b" error in ",
+            b" errors in ",
+        ),
+    ),
+    # `ray job submit` / `ray job status` on a job that failed: the job's own output (streamed
+    # above) holds the failure; "Status message: ..." follows with Ray's reason
+    Shape(
+        "ray-job",
+        r"^Job '[^'\s]+' failed\s*$",
+        ("Job 'raysubmit_Xk2pQ9mN4vLr8sTw' failed", "Job 'train-run-0412' failed"),
+        wrapper=True,
+        triggers=(b"' failed",),
+    ),
     Shape(
         "container-hook",
         r"\bOCI runtime (?:create|exec) failed\b|\berror running (?:prestart |createRuntime )?hook\b|\bfailed to create (?:shim )?task\b",

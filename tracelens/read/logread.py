@@ -268,6 +268,9 @@ ENVELOPES: tuple[Envelope, ...] = (
         level_group="level",
         source_group="src",
     ),
+    # pytest's failure report: the exception and its message on "E   " lines, indented to the
+    # failing source line ("E       ValueError: bad shape")
+    Envelope("pytest-e", r"E {3,}(?=\S)"),
     # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
     Envelope("uvicorn", _LEVEL + r":\s+", level_group="level"),
     # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."
@@ -316,6 +319,7 @@ _FIRST_CHARS = {
     "logger-bracket-level": _UPPER + _UPPER.lower() + "_",
     "python-logging": "TDINWECF",
     "uvicorn": "TDINWECF",
+    "pytest-e": "E",
     "timestamp-level": "[0123456789",
 }
 _BY_FIRST: dict[str, tuple[Envelope, ...]] = {
