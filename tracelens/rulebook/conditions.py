@@ -102,7 +102,7 @@ def _exception_cond(body: dict) -> Cond:
     lits = _Literals([p for p in (tre, mre) if p is not None])
 
     def cond(ctx: Context) -> Hit | None:
-        hit = Hit(weight=weight, beliefs=[belief])
+        hit: Hit | None = None  # made at the first exception that matches (most never do)
         seen: set[int] = set()
         got = lits.get()
         tlit = got[0] if tre is not None else None
@@ -126,13 +126,15 @@ def _exception_cond(body: dict) -> Cond:
             if exc.line in seen:
                 continue
             seen.add(exc.line)
+            if hit is None:
+                hit = Hit(weight=weight, beliefs=[belief])
             text = f"{exc.type}: {exc.message}" if exc.type else exc.message
             hit.evidence.append(Evidence(line=exc.line, text=_short(text), why=why))
             for k, v in caps.items():
                 hit.captures.setdefault(k, v)
             if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
                 break
-        return hit if hit.evidence else None
+        return hit
 
     return cond
 
@@ -144,7 +146,7 @@ def _frame_cond(body: dict) -> Cond:
     keyed = _Literals(list(body.values()))
 
     def cond(ctx: Context) -> Hit | None:
-        hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
+        hit: Hit | None = None  # made at the first frame that matches (most never do)
         seen: set[int] = set()
         lits = dict(zip(body, keyed.get()))
         for fr in ctx.frames:
@@ -161,11 +163,13 @@ def _frame_cond(body: dict) -> Cond:
                     break
             if ok and fr.line not in seen:
                 seen.add(fr.line)
+                if hit is None:
+                    hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
                 text = f'File "{fr.file}", line {fr.lineno}, in {fr.function}'
                 hit.evidence.append(Evidence(line=fr.line, text=_short(text), why=why))
                 if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
                     break
-        return hit if hit.evidence else None
+        return hit
 
     return cond
 
@@ -299,24 +303,27 @@ def _block(spec: dict) -> Cond:
     nones = [compile_condition(c) for c in spec.get("none", [])]
 
     def cond(ctx: Context) -> Hit | None:
-        total = Hit()
+        hits: list[Hit] = []  # merged once the block holds (most fail at their first condition)
         for c in alls:
             h = c(ctx)
             if h is None:
                 return None
-            _merge(total, h)
+            hits.append(h)
         if anys:
             got = False
             for c in anys:
                 h = c(ctx)
                 if h is not None:
                     got = True
-                    _merge(total, h)
+                    hits.append(h)
             if not got:
                 return None
         for c in nones:
             if c(ctx) is not None:
                 return None
+        total = Hit()
+        for h in hits:
+            _merge(total, h)
         return total
 
     return cond
