@@ -258,6 +258,15 @@ PYTEST_FAILED = (
             "F.\n======\nFAIL: test_load (test_io.TestIO)\n------\nRan 2 tests in 0.01s\n\nFAILED (failures=1)\n",
             7,
         ),
+        # an Apple framework's assertion, then the shell's abort notice
+        (
+            "Loading model...\n"
+            "/AppleInternal/Library/BuildRoots/x/Library/Caches/com.apple.xbs/Sources/MPSCore/"
+            "Types/MPSNDArray.mm:829: failed assertion `[MPSNDArray initWithDevice:descriptor:] "
+            "Error: NDArray dimension length > INT_MAX'\n"
+            "zsh: abort      python run.py\n",
+            2,
+        ),
         # `ray job submit` of a job that failed, its own output saying nothing recognizable
         (
             "Job submission server address: http://127.0.0.1:8265\n"

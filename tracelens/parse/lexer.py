@@ -15,7 +15,7 @@ from itertools import accumulate
 
 from tracelens.models import Record
 from tracelens.parse.interleave import unpaired
-from tracelens.parse.marks import CAUSE, CONTEXT, TB_HEAD
+from tracelens.parse.marks import CAUSE, CONTEXT, MESSAGE_BLOCK, TB_HEAD
 
 _FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+)(?:, in (?P<func>.*))?$')
 _FAULT_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+) in (?P<func>.*)$')
@@ -404,9 +404,10 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 if j < n and _sep_kind(records[j].text):
                     state, in_tb_chain, i = "normal", True, j
                     continue
-                if paragraphs and j < n and _more_message(records[j], sig):
-                    i = j  # raise X("\n...") : a message of paragraphs, blank lines between
-                    continue
+                if j < n and (paragraphs or MESSAGE_BLOCK.match(records[j].text)):
+                    if _more_message(records[j], sig):
+                        i = j  # a message of paragraphs (raise X("\n...") or torch.compile's)
+                        continue
                 k = _separator_ahead(records, j, sig)
                 if k is not None:
                     # a message with blank lines inside (huggingface_hub's errors), followed by

@@ -1,6 +1,16 @@
 """The fixed lines CPython prints around a traceback, shared by the lexer and the passes that
 run before it."""
 
+import re
+
 TB_HEAD = "Traceback (most recent call last):"
 CAUSE = "The above exception was the direct cause of the following exception:"
 CONTEXT = "During handling of the above exception, another exception occurred:"
+
+MESSAGE_BLOCK = re.compile(
+    r"(?:Command|Output):$|Set TORCH_LOGS=|You can suppress this exception|While executing "
+)
+"""A paragraph that continues an exception's message after a blank line: the blocks
+torch.compile prints in its errors (the C++ compiler's command and output, the logging and
+fallback hints). Not its "from user code:" block: those are frames, which the message would
+take for a traceback of its own."""

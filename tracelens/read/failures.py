@@ -168,6 +168,16 @@ SHAPES: tuple[Shape, ...] = (
         ),
         triggers=(b": error: ",),
     ),
+    # the dynamic loader could not start a program: a shared library it links is missing
+    Shape(
+        "loader",
+        r": error while loading shared libraries: \S+: cannot open shared object file",
+        (
+            "/opt/aws_neuronx_venv/lib/python3.10/site-packages/neuronxcc/starfish/bin/walrus_driver: error while loading shared libraries: libxml2.so.2: cannot open shared object file: No such file or directory",
+            "python3: error while loading shared libraries: libpython3.10.so.1.0: cannot open shared object file: No such file or directory",
+        ),
+        triggers=(b"error while loading shared libraries",),
+    ),
     Shape(
         "program",
         r"^[\w.+-]+: (?:fatal )?error: ",
@@ -272,8 +282,15 @@ SHAPES: tuple[Shape, ...] = (
         r"\bterminate called after throwing an instance of|^\*\*\* (?:SIGSEGV|SIGABRT|SIGBUS) |^\s*what\(\):\s|^Aborted\b|"
         r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
         r"\bmalloc\(\): \w|\bcorrupted size vs\. prev_size\b|\bmunmap_chunk\(\): invalid pointer\b|"
-        r"\*\*\* stack smashing detected \*\*\*",
+        r"\*\*\* stack smashing detected \*\*\*|"
+        # an Apple framework's assertion (Metal / MPS), and the shell reporting the abort
+        r": failed assertion `|^(?:zsh|bash|sh): (?:abort|segmentation fault|bus error|illegal hardware instruction)\b|"
+        r"^\[\d+\]\s+\d+ (?:abort|segmentation fault|bus error)\s",
         (
+            "/AppleInternal/Library/BuildRoots/ce725a5f/Library/Caches/com.apple.xbs/Sources/MetalPerformanceShaders/MPSCore/Types/MPSNDArray.mm:829: failed assertion `[MPSNDArray initWithDevice:descriptor:isTextureBacked:] Error: total bytes of NDArray > 2**32'",
+            "zsh: abort      python generate.py",
+            "zsh: segmentation fault  python train.py",
+            "[1]    48211 abort      python run.py",
             "Segmentation fault (core dumped)",
             "Bus error (core dumped)",
             "Fatal Python error: Segmentation fault",
@@ -298,6 +315,12 @@ SHAPES: tuple[Shape, ...] = (
             b"SIGABRT",
             b"SIGILL",
             b"Fatal Python error",
+            b"failed assertion `",
+            b": abort",
+            b" abort ",
+            b": segmentation fault",
+            b": bus error",
+            b": illegal hardware instruction",
             b"terminate called",
             b"exitcode",
             b"exit status",
