@@ -9,6 +9,18 @@ import pytest
 from tracelens.engine import parse
 
 CASES = {
+    "pip list rows": (
+        "Package                  Version\n------------------------ ------------\ntorch                    2.10.0+cu128\ntransformers             4.56.0\n",
+        {"torch_version": "2.10.0+cu128", "transformers_version": "4.56.0"},
+    ),
+    "a script's version line": (
+        "2026-02-03 10:14:51 | INFO | recipes | torch 2.10.0+cu128, transformers 4.57.3\n",
+        {"torch_version": "2.10.0+cu128", "transformers_version": "4.57.3"},
+    ),
+    "conda list row": (
+        "pytorch                   2.5.1           py3.11_cuda12.4_cudnn9.1.0_0    pytorch\n",
+        {"torch_version": "2.5.1"},
+    ),
     "vllm v1 banner": (
         "INFO 01-20 13:03:40 [core.py:58] Initializing a V1 LLM engine (v0.16.0rc2.dev313+g4a1d5c2e9) with config: "
         "model='/models/nvidia/Kimi-K2.5-NVFP4', speculative_config=None, tokenizer='/models/nvidia/Kimi-K2.5-NVFP4', "
@@ -254,3 +266,15 @@ def test_an_indented_message_block_continues_past_three_lines():
     ((exc, _tb),) = list(iter_exceptions(doc))
     assert exc.message.splitlines()[-2:] == ["Ray: 2.44.1", "Python: 3.11.10"]
     assert "unrelated line three" not in exc.message
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "with torch 2.1 the scheduler API changed",  # prose, no full version
+        "upgrading torch to 2.6.0 fixed it for me",  # not the installed version's line
+        "requires torch>=2.4.0",
+    ],
+)
+def test_versions_in_prose_are_not_facts(line):
+    assert "torch_version" not in {f.name for f in parse(line + "\n").facts}

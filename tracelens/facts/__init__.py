@@ -92,6 +92,23 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x(" version: ", r"^- `?Accelerate`? version\s*:\s*" + _VER, "accelerate_version", 3),
     _x(" version: ", r"^- `?[Tt]ransformers`? version\s*:\s*" + _VER, "transformers_version", 3),
     _x("torch==", r"\btorch==" + _VER, "torch_version", 1),
+    # a `pip list` / `conda list` row ("torch                    2.10.0+cu128") and a script's own
+    # version line ("torch 2.6.0+cu124, triton 3.2.0", "... | torch 2.10.0+cu128, transformers 4.57.3");
+    # a full version (three numbers) so that prose ("torch 2.1 changed ...") is not taken
+    _x(
+        "torch ",
+        r"(?:^|[,|;]\s*|\| )(?:py)?torch\s+(?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
+        "torch_version",
+        0,
+        scan=False,
+    ),
+    _x(
+        "transformers ",
+        r"(?:^|[,|;]\s*|\| )transformers\s+(?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
+        "transformers_version",
+        0,
+        scan=False,
+    ),
     _x(
         "transformers",
         r"\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER,
