@@ -21,6 +21,23 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a class built from a config file (torchtune, Hydra) given a key it does not take
+    (
+        "config-key",
+        "exception",
+        "TypeError",
+        "DistributedCheckpointer.__init__() got an unexpected keyword argument 'model_type'",
+        f"{SITE}/torchtune/config/_instantiate.py",
+        "config-invalid",
+    ),
+    (
+        "library-kwarg",
+        "exception",
+        "TypeError",
+        "LlamaForCausalLM.__init__() got an unexpected keyword argument 'use_flash_attention_2'",
+        f"{SITE}/transformers/modeling_utils.py",
+        "dependency-missing",
+    ),
     # the message names the failure, whatever raised it
     (
         "port",

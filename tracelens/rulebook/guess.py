@@ -156,6 +156,9 @@ def guess_category(origin: Origin) -> str:
             return cat
     if origin.kind in _BY_KIND:
         return _BY_KIND[origin.kind]
+    file = origin.frame.file if origin.frame is not None else ""
+    if "unexpected keyword argument" in head and _INSTANTIATOR.search(file.replace("\\", "/")):
+        return "config-invalid"  # a config file named a key the class does not take
     if _missing().search(head) or (
         origin.type.endswith("FileNotFoundError")
         and origin.frame is not None
@@ -168,7 +171,6 @@ def guess_category(origin: Origin) -> str:
             break  # a pydantic error wraps a message: its words say more than its type
         if rx.search(origin.type) or (cat == "gpu-oom" and rx.search(origin.message[:300])):
             return cat
-    file = origin.frame.file if origin.frame is not None else ""
     for rx, cat in _by_path():
         if rx.search(file):
             return cat
@@ -192,6 +194,10 @@ def guess_category(origin: Origin) -> str:
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
 )
+_INSTANTIATOR = re.compile(
+    r"/torchtune/config/_instantiate\.py$|/hydra/_internal/instantiate/|/omegaconf/"
+)
+"""Code that builds objects from a config file: a keyword it passes comes from the config."""
 _FRAMEWORK = re.compile(
     r"/(?:vllm|sglang|transformers|trl|accelerate|deepspeed|lightning|lightning_fabric|"
     r"pytorch_lightning|megatron|peft|lmcache|verl|torchtune)/"
