@@ -16,9 +16,11 @@ With --instructions, instead: the instructions (valgrind's callgrind) one proces
 read, diagnose and prepare every --step-th log (``fleet.work.diagnose_data``, as a pool worker
 does), counted over a second pass after a first over the same logs: a figure the load of a
 shared machine does not move (run it with ``PYTHONPATH`` at each tree for before and after).
+With ``--instructions --jobs N``: the instructions of the whole ``ingest --jobs N`` command over
+those logs instead, the parent and each pool worker from its start.
 
     python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray] [--profile] [--stages-only]
-    python benchmarks/bench_ingest.py --instructions [--logs 1000] [--step 10]
+    python benchmarks/bench_ingest.py --instructions [--logs 1000] [--step 10] [--jobs N]
 """
 
 from __future__ import annotations
@@ -223,6 +225,58 @@ def _counted(folder: Path, step: int) -> None:
     subprocess.run(["callgrind_control", "-d", pid], capture_output=True, check=False)
 
 
+def _pool_counted(folder: Path, jobs: int, db: str) -> None:
+    """Under callgrind, children traced: ``tracelens ingest FOLDER --recount --jobs N``, each
+    pool worker's counters zeroed as it starts (callgrind gives a forked child a copy of its
+    parent's counters: without this, what the parent did before the fork would count again in
+    every worker)."""
+    from tracelens.cli import main as cli_main
+    from tracelens.fleet import pool, work
+
+    setup = work.setup
+
+    def zeroed(settings: work.Settings) -> None:
+        subprocess.run(["callgrind_control", "-z", str(os.getpid())], capture_output=True)
+        setup(settings)
+
+    pool.setup = zeroed  # type: ignore[assignment] (the pool's initializer)
+    cli_main(["ingest", str(folder), "--recount", "--jobs", str(jobs), "--db", db])
+
+
+def pool_instructions(count: int, step: int, jobs: int) -> None:
+    """Instructions of the whole ``ingest --jobs N`` command over every ``step``-th of
+    ``count`` logs: the parent (start-up, rules, store, merge) and each worker from its start."""
+    if shutil.which("valgrind") is None:
+        sys.exit("--instructions needs valgrind (callgrind)")
+    compile_bytecode()
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        folder = work / "logs"
+        folder.mkdir()
+        for path in make_logs(folder, count)[::-1]:
+            if int(path.name[:5]) % step:
+                path.unlink()
+        cmd = ["valgrind", "--tool=callgrind", "--trace-children=yes"]
+        cmd += ["--trace-children-skip=*callgrind_control*,*perl*"]
+        cmd += [f"--callgrind-out-file={work}/callgrind.%p"]
+        cmd += [sys.executable, __file__, "--_pool", str(folder), "--jobs", str(jobs)]
+        cmd += ["--_db", str(work / "pool.db")]
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        counts = [
+            int(line.split()[1])
+            for dump in sorted(work.glob("callgrind.*"))
+            for line in dump.read_text().splitlines()
+            if line.startswith("summary:")
+        ]
+        if p.returncode != 0 or not counts:
+            sys.exit(f"callgrind failed ({p.returncode}): {p.stderr.strip()[-500:]}")
+        logs = len(list(folder.iterdir()))
+        print(
+            f"ingest --jobs {jobs} of {logs} logs, every process: {sum(counts) / 1e6:,.1f} M "
+            f"instructions ({', '.join(f'{n / 1e6:,.1f}' for n in counts)} M by process)"
+        )
+
+
 def instructions(count: int, step: int) -> None:
     """Instructions of the second pass over every ``step``-th of ``count`` logs."""
     if shutil.which("valgrind") is None:
@@ -265,10 +319,24 @@ def main() -> None:
         "--instructions", action="store_true", help="only the instructions of the loop (callgrind)"
     )
     ap.add_argument("--step", type=int, default=10, help="with --instructions: every Nth log")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="with --instructions: count the whole ingest --jobs N command instead of the loop",
+    )
     ap.add_argument("--_counted", help=argparse.SUPPRESS)
+    ap.add_argument("--_pool", help=argparse.SUPPRESS)
+    ap.add_argument("--_db", help=argparse.SUPPRESS)
     opts = ap.parse_args()
     if opts._counted:
         _counted(Path(opts._counted), opts.step)
+        return
+    if opts._pool:
+        _pool_counted(Path(opts._pool), opts.jobs, opts._db)
+        return
+    if opts.instructions and opts.jobs:
+        pool_instructions(opts.logs, opts.step, opts.jobs)
         return
     if opts.instructions:
         instructions(opts.logs, opts.step)
