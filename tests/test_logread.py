@@ -580,3 +580,20 @@ def test_whole_lines_that_share_a_console_width_are_not_joined(make):
     lines = [(n, make(n)) for n in range(1, 60)]
     assert {len(t) for _, t in lines} == {120}
     assert join_cut_lines(lines) == lines
+
+
+def test_apc_strings_are_removed():
+    # Buildkite stamps each line of a raw log with an APC string: ESC _ bk;t=... BEL
+    recs = records_from_bytes(b"\x1b_bk;t=1571040000110\x07RuntimeError: boom\n")
+    assert recs[0].text == "RuntimeError: boom"
+
+
+def test_gitlab_section_markers_are_dropped():
+    raw = (
+        b"\x1b[0Ksection_start:1714557600:step_script\r\x1b[0KExecuting step_script\n"
+        b"ValueError: bad value\n"
+        b"\x1b[0Ksection_end:1714557700:step_script\r\x1b[0K\n"
+    )
+    texts = [r.text for r in records_from_bytes(raw)]
+    assert not any("section_" in t for t in texts)
+    assert "ValueError: bad value" in texts

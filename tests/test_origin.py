@@ -289,3 +289,26 @@ def test_a_passing_test_session_is_silent():
     log = PYTEST_FAILED.replace("F.", "..").split("=================================== FAILURES")[0]
     log += "============================== 2 passed in 0.40s ===============================\n"
     assert not [d for d in diagnose(log).diagnoses if d.severity in ("error", "fatal")]
+
+
+NCCL_TESTS = (
+    "# nThread 1 nGpus 8 minBytes 8 maxBytes 134217728 step: 2(factor) warmup iters: 5 iters: 20\n"
+    "node-0:40211:40211 [0] NCCL INFO Bootstrap : Using [0]eth0:10.0.0.4<0>\n"
+    "node-0:40211:40211 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]\n"
+    "node-0:40211:40211 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.4<0>\n"
+    "#       size         count    type   redop     time   algbw   busbw  error\n"
+    "   134217728      33554432   float     sum   1452.1   92.43  161.75  5e-07\n"
+)
+
+
+@pytest.mark.parametrize(
+    "summary, alarm",
+    [
+        ("# Out of bounds values : 0 OK\n# Avg bus bandwidth    : 55.2172\n", False),
+        ("# Out of bounds values : 4 FAILED\n# Avg bus bandwidth    : 55.2172\n", True),
+        ("", True),  # cut before the end: the warning stands
+    ],
+)
+def test_nccl_tests_passing_check_makes_its_warnings_handled(summary, alarm):
+    report = diagnose(NCCL_TESTS + summary)
+    assert any(d.severity in ("error", "fatal") for d in report.diagnoses) is alarm

@@ -26,8 +26,12 @@ from tracelens.read.combined import Combined
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
 # control left over except tab.
 _ANSI = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]"
+    # CSI; OSC, DCS, SOS, PM and APC strings (Buildkite stamps lines with "\x1b_bk;t=...\x07");
+    # two-character escapes; other control characters
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^X_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]"
 )
+_GITLAB_SECTION = re.compile(r"(?:\x1b\[0K)?section_(?:start|end):\d+:[\w.-]+(?:\[[^\]]*\])?")
+"""GitLab CI's collapsible-section markers, each alone before a bare CR in the raw trace."""
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
     (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -460,6 +464,8 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
     lines = list(split_lines(text, first_line, end))
+    if "section_" in text:
+        lines = [(n, raw) for n, raw in lines if _GITLAB_SECTION.fullmatch(raw) is None]
     head = text[:256].lstrip()[:1]
     if head == ">" or text[:256].lstrip("\r\n")[:1] in _BLANKS:
         from tracelens.read import quoted  # only for a log that starts quoted or indented

@@ -30,11 +30,14 @@ _MIN_PROGRESS = 3
 
 _ALL_PASSED = re.compile(
     r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)*"
-    r"\d+ passed\b(?:, \d+ (?:skipped|deselected|xfailed|xpassed|warnings?))* in [\d.]+s\b.*=+$"
+    r"\d+ passed\b(?:, \d+ (?:skipped|deselected|xfailed|xpassed|warnings?))* in [\d.]+s\b.*=+$|"
+    r"^# Out of bounds values : 0 OK\s*$"
 )
-"""pytest's closing summary of a session in which nothing failed ("== 6 passed, 1 warning in
-3.21s =="; "failed" or "error" in it keeps it from matching): the tracebacks a passing test
-suite prints (expected exceptions, captured output) were part of tests that passed."""
+"""A test run's closing summary when nothing failed: pytest's ("== 6 passed, 1 warning in
+3.21s =="; "failed" or "error" in it keeps it from matching), whose passing tests may print
+tracebacks (expected exceptions, captured output), and nccl-tests' final check ("# Out of bounds
+values : 0 OK": every collective returned the right values), after which the warnings NCCL
+printed on the way (a transport it could not use and fell back from) stopped nothing."""
 
 
 _VITAL_THREAD = re.compile(
@@ -83,7 +86,7 @@ _PROGRESS_OR_START = (
     rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
-    rb"worker continues| passed"
+    rb"worker continues| passed|Out of bounds values"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
