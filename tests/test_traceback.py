@@ -590,6 +590,26 @@ def test_ipython_tracebacks_parse_like_plain_ones(version):
     ]
 
 
+def test_an_ipython_module_level_frame_has_no_function_name():
+    # IPython 8+ prints "File path:line" alone for module-level code (an import that raised)
+    text = (
+        "---------------------------------------------------------------------------\n"
+        "OSError                                   Traceback (most recent call last)\n"
+        "Cell In[1], line 1\n"
+        "----> 1 import torch\n"
+        "\n"
+        "File c:\\Users\\user\\venv\\lib\\site-packages\\torch\\__init__.py:148\n"
+        "    147                 err.strerror += f' Error loading \"{dll}\" or one of its dependencies.'\n"
+        "--> 148                 raise err\n"
+        "\n"
+        "OSError: [WinError 126] The specified module could not be found.\n"
+    )
+    (tb,) = parse(text).tracebacks
+    assert tb.exception.type == "OSError"
+    assert [(f.function, f.lineno) for f in tb.frames] == [("<module>", 1), ("<module>", 148)]
+    assert tb.frames[-1].source == "raise err"
+
+
 def test_colab_folded_frames_do_not_end_an_ipython_traceback():
     text = (
         "---------------------------------------------------------------------------\n"

@@ -31,7 +31,8 @@ from dataclasses import replace
 from tracelens.models import Record
 
 _HEAD = r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
-_FRAME_NEW = r"^File (?P<file>.+?):(?P<line>\d+), in (?P<func>[^\s(]+)"
+# "File /path/mod.py:12, in func(args)"; module-level code has no ", in ..." ("File /path/mod.py:148")
+_FRAME_NEW = r"^File (?P<file>.+?):(?P<line>\d+)(?:, in (?P<func>[^\s(]+)|\s*$)"
 _CELL = r"^(?P<cell>Cell In ?\[\d*\]), line (?P<line>\d+)"
 _FRAME_OLD = (
     r"^(?P<file>(?:/|~|[A-Za-z]:\\|<ipython-input-|<string>)\S*) in (?P<func><[^>]*>|[^\s(]+)"
@@ -70,7 +71,7 @@ def plain(records: Sequence[Record]) -> Sequence[Record]:
             continue
         m = re.match(_FRAME_NEW, text)
         if m:
-            out.append(_frame(rec, m.group("file"), m.group("line"), m.group("func")))
+            out.append(_frame(rec, m.group("file"), m.group("line"), m.group("func") or "<module>"))
             pending = None
             continue
         m = re.match(_CELL, text)
