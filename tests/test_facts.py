@@ -9,6 +9,14 @@ import pytest
 from tracelens.engine import parse
 
 CASES = {
+    "pynccl's nccl version": (
+        "INFO 11-02 10:00:01 [pynccl.py:70] vLLM is using nccl==2.21.5\n",
+        {"nccl_version": "2.21.5"},
+    ),
+    "nccl wheel in pip list": (
+        "nvidia-nccl-cu12          2.27.3\n",
+        {"nccl_version": "2.27.3"},
+    ),
     "pip list rows": (
         "Package                  Version\n------------------------ ------------\ntorch                    2.10.0+cu128\ntransformers             4.56.0\n",
         {"torch_version": "2.10.0+cu128", "transformers_version": "4.56.0"},

@@ -132,6 +132,15 @@ EXTRACTORS: tuple[Extractor, ...] = (
         2,
     ),
     _x("NCCL version", r"NCCL version\s*:?\s*(?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
+    # vLLM's / SGLang's pynccl ("vLLM is using nccl==2.21.5") and a pip list row of the wheel
+    _x("nccl==", r"\bnccl==(?P<v>\d+\.\d+\.\d+)", "nccl_version", 1),
+    _x(
+        "nvidia-nccl-cu",
+        r"^nvidia-nccl-cu\d+\s+(?P<v>\d+\.\d+\.\d+)",
+        "nccl_version",
+        0,
+        scan=False,
+    ),
     _x("Resolved architecture", r"Resolved architecture: (?P<v>\w+)", "architecture", 2),
     _x(
         "architectures",
