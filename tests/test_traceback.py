@@ -239,6 +239,20 @@ VALID = {
         """,
         [("python", "AssertionError", "Torch not compiled with CUDA enabled", 1, [None], False)],
     ),
+    "PowerShell's wrapper, the position line in another language": (
+        """
+        .\\python\\python.exe : Traceback (most recent call last):
+        所在位置 行:1 字符: 1
+        + .\\python\\python.exe main.py 2>&1
+        + ~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~
+            + CategoryInfo          : NotSpecified: (Traceback (most recent call last)::String) [], RemoteException
+            + FullyQualifiedErrorId : NativeCommandError
+
+          File "E:\\app\\main.py", line 13, in <module>
+        OSError: [WinError 126] module not found
+        """,
+        [("python", "OSError", "[WinError 126] module not found", 1, [None], False)],
+    ),
     "a bare exception, then a warning line": (
         """
         Traceback (most recent call last):

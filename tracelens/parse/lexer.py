@@ -49,9 +49,11 @@ NEW_OUTPUT = re.compile(
     # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
     r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"
 )
-# PowerShell wraps a native command's stderr: "python : Traceback …", then these lines
+# PowerShell wraps a native command's stderr: "python : Traceback …", then these lines (the
+# position line in the system's language: "At line:1 char:1", "所在位置 行:1 字符: 1", "In Zeile:1 Zeichen:1")
 _PS_WRAPPER = re.compile(
-    r"\s*(?:At line:\d+ char:\d+|\+ |\+ ?~+$|\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)"
+    r"\s*(?:[^\s:]+(?: [^\s:]+)*:\s?\d+\s+(?:[^\s:]+(?: [^\s:]+)?)?\s?:\s?\d+\s*$|\+ |\+ ?~+$|"
+    r"\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)"
 )
 _MAX_LOOKAHEAD = 15
 _MAX_MSG_LINES = 400
