@@ -10,6 +10,7 @@ from tracelens.read.failures import SHAPES, TRIGGERS, failure_kind
 SAMPLES = [(shape.kind, line) for shape in SHAPES for line in shape.samples]
 
 HEALTHY = [
+    "INFO 2025-11-04 09:12:44,118 proxy 10.0.0.3 7c1e2f0a-9b1d-4e55 -- POST /v1/chat/completions 200 812.4ms",
     "Job 'raysubmit_Xk2pQ9mN4vLr8sTw' succeeded",
     "Job 'raysubmit_Xk2pQ9mN4vLr8sTw' submitted successfully",
     "tests/test_compile.py::test_compiled_mlp PASSED                            [ 50%]",

@@ -202,13 +202,16 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "http",
-        r'HTTP/\d(?:\.\d)?" 500\b',
+        # an access log's 500: uvicorn / gunicorn ('"POST /x HTTP/1.1" 500'), Ray Serve's proxy
+        # ('proxy 10.0.0.3 -- POST /v1/chat/completions 500 35201.6ms')
+        r'HTTP/\d(?:\.\d)?" 500\b|\b(?:GET|POST|PUT|PATCH|DELETE) /\S* 500 \d+(?:\.\d+)?ms\b',
         (
             'INFO:     10.0.0.20:51644 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
             '[2026-01-09 10:12:41] INFO:     127.0.0.1:40218 - "POST /generate HTTP/1.1" 500',
+            "INFO 2025-11-04 09:12:44,118 proxy 10.0.0.3 7c1e2f0a-9b1d-4e55 -- POST /v1/chat/completions 500 35201.6ms",
         ),
         wrapper=True,
-        triggers=(b'" 500',),
+        triggers=(b'" 500', b" 500 "),
     ),
     # a test runner's summary of tests that failed (pytest's -ra lines and closing line,
     # unittest's closing line): each reports a failure shown above it (pytest's "E   " lines)
