@@ -267,6 +267,14 @@ PYTEST_FAILED = (
             "zsh: abort      python run.py\n",
             2,
         ),
+        # a server that answers 500 after logging why at error level: the logged cause is quoted
+        (
+            "INFO 11-04 09:12:40 [api_server.py:1820] vLLM API server version 0.24.0\n"
+            'INFO:     10.0.0.8:51644 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+            "ERROR 11-04 09:12:44 [serving_chat.py:1205] Widget frobnicator returned an impossible state\n"
+            'INFO:     10.0.0.8:51650 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n',
+            3,
+        ),
         # `ray job submit` of a job that failed, its own output saying nothing recognizable
         (
             "Job submission server address: http://127.0.0.1:8265\n"

@@ -403,9 +403,41 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
             doc.records, err.line
         ):
             return None
+        cause = _logged_cause(doc, err.line)
+        if cause is not None:  # what the program logged at error level just before reporting it
+            return Origin(
+                cause.line,
+                cause.text,
+                cause.stream,
+                "level",
+                "",
+                cause.text,
+                None,
+                cause.line,
+                err.line,
+            )
         return Origin(
             err.line, err.text, err.stream, err.kind, "", err.text, None, err.line, err.line
         )
+    return None
+
+
+_CAUSE_WINDOW = 50
+"""How far above a reported failure (an access log's 500, a job's "failed") an error-level
+record may be to be taken as what that report is about."""
+
+
+def _logged_cause(doc: Document, report_line: int):
+    """The first error-level record in the lines just above ``report_line``, or None."""
+    for e in doc.errors:
+        if e.line >= report_line:
+            break
+        if (
+            e.kind == "level"
+            and e.line >= report_line - _CAUSE_WINDOW
+            and (e.level or "") in ("ERROR", "CRITICAL", "FATAL")
+        ):
+            return e
     return None
 
 
