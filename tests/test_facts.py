@@ -286,3 +286,19 @@ def test_an_indented_message_block_continues_past_three_lines():
 )
 def test_versions_in_prose_are_not_facts(line):
     assert "torch_version" not in {f.name for f in parse(line + "\n").facts}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "AssertionError: Device compute capability 8.9 or higher required for FP8 execution.",
+        "ValueError: FP8 needs compute capability 9.0+ (this kernel)",
+    ],
+)
+def test_a_required_compute_capability_is_not_the_devices(line):
+    assert "compute_capability" not in {f.name for f in parse(line + "\n").facts}
+
+
+def test_the_devices_compute_capability_is_read():
+    doc = parse("Found GPU0 NVIDIA GeForce RTX 3090 which is of compute capability 8.6\n")
+    assert doc.fact_map()["compute_capability"].value == "8.6"

@@ -178,7 +178,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     ),
     _x(
         "capability",
-        r"compute capability (?:of |is |= |: )?(?P<v>\d+\.\d+)",
+        # not a requirement ("Device compute capability 8.9 or higher required for FP8")
+        r"compute capability (?:of |is |= |: )?(?P<v>\d+\.\d+)(?P<req> or (?:higher|newer|above|later)|\+| required)?",
         "compute_capability",
         2,
     ),
@@ -267,6 +268,8 @@ def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
                     )
                 )
                 continue
+            if m.groupdict().get("req"):
+                continue  # a value the program requires, not the one it found
             priority = ex.priority
             if ex.name in _ROOT_CAUSE_FACTS and rec.line <= root_cause_until:
                 priority += 2  # the first failure, not the others listed under "Failures:"
