@@ -9,6 +9,13 @@ import pytest
 from tracelens.engine import parse
 
 CASES = {
+    "pip's resolver conflict": (
+        "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+        "This behaviour is the source of the following dependency conflicts.\n"
+        "sglang 0.5.19 requires transformers==5.12.1, but you have transformers 4.57.6 which is incompatible.\n"
+        "vllm 0.6.0 requires torch==2.4.0, but you have torch 2.5.1 which is incompatible.\n",
+        {"transformers_version": "4.57.6", "torch_version": "2.5.1"},
+    ),
     "pynccl's nccl version": (
         "INFO 11-02 10:00:01 [pynccl.py:70] vLLM is using nccl==2.21.5\n",
         {"nccl_version": "2.21.5"},

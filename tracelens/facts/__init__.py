@@ -79,7 +79,19 @@ EXTRACTORS: tuple[Extractor, ...] = (
     ),
     _x("vLLM API server version", r"vLLM API server version " + _VER, "vllm_version", 2),
     _x("vLLM Version", r"^vLLM Version\s*:\s*" + _VER, "vllm_version", 3),
-    _x("vllm==", r"\bvllm==" + _VER, "vllm_version", 1),
+    # pip's resolver: "sglang 0.5.19 requires transformers==5.12.1, but you have transformers
+    # 4.57.6 which is incompatible." - the installed version is the one after "you have"
+    *(
+        _x(
+            "but you have",
+            rf"but you have {pkg} (?P<v>\d+\.\d+[\w.+-]*) which is incompatible",
+            f"{pkg}_version",
+            3,
+            scan=False,
+        )
+        for pkg in ("vllm", "torch", "transformers", "triton")
+    ),
+    _x("vllm==", r"(?P<req>requires )?\bvllm==" + _VER, "vllm_version", 1),
     _x("sglang", r"\bsglang(?:==|:\s*|\s+version\s*)" + _VER, "sglang_version", 1, scan=False),
     # collect_env ("PyTorch version: 2.4.0") and the `accelerate env` / `transformers env`
     # lists ("- PyTorch version (GPU?): 2.4.0+cu124 (True)", "- `Accelerate` version: 0.34.0")
@@ -91,7 +103,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     ),
     _x(" version: ", r"^- `?Accelerate`? version\s*:\s*" + _VER, "accelerate_version", 3),
     _x(" version: ", r"^- `?[Tt]ransformers`? version\s*:\s*" + _VER, "transformers_version", 3),
-    _x("torch==", r"\btorch==" + _VER, "torch_version", 1),
+    _x("torch==", r"(?P<req>requires )?\btorch==" + _VER, "torch_version", 1),
     # a `pip list` / `conda list` row ("torch                    2.10.0+cu128") and a script's own
     # version line ("torch 2.6.0+cu124, triton 3.2.0", "... | torch 2.10.0+cu128, transformers 4.57.3");
     # a full version (three numbers) so that prose ("torch 2.1 changed ...") is not taken
@@ -111,12 +123,12 @@ EXTRACTORS: tuple[Extractor, ...] = (
     ),
     _x(
         "transformers",
-        r"\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER,
+        r"(?P<req>requires )?\btransformers(?:==|\s+version\s*[:=]?\s*)" + _VER,
         "transformers_version",
         1,
         scan=False,
     ),
-    _x("triton==", r"\btriton==" + _VER, "triton_version", 1),
+    _x("triton==", r"(?P<req>requires )?\btriton==" + _VER, "triton_version", 1),
     _x("flashinfer", r"\bflashinfer(?:-python)?==" + _VER, "flashinfer_version", 1, scan=False),
     _x(
         "CUDA used to build PyTorch", r"CUDA used to build PyTorch\s*:\s*" + _VER, "cuda_version", 2
