@@ -174,8 +174,8 @@ SGLANG_CRASH = """\
 [2026-07-10 03:06:37 TP0] Scheduler hit an exception: Traceback (most recent call last):
   File "/opt/venv/lib/python3.12/site-packages/sglang/srt/managers/scheduler.py", line 2650, in run_scheduler_process
     scheduler.event_loop_overlap()
-  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/managers/schedule_batch.py", line 1466, in set_mamba_track_indices_from_reqs
-    torch.tensor([req.mamba_next_track_idx for req in reqs], dtype=torch.int64)
+  File "/opt/venv/lib/python3.12/site-packages/sglang/srt/managers/schedule_batch.py", line 1466, in assign_widget_slots_from_reqs
+    torch.tensor([req.widget_slot for req in reqs], dtype=torch.int64)
 TypeError: 'NoneType' object cannot be interpreted as an integer
 
 [2026-07-10 03:06:37] Received sigquit from a child process. It usually means the child failed.
@@ -192,7 +192,7 @@ def test_a_failure_no_rule_knows_comes_first_and_the_symptom_points_at_it():
         "line 7 in TP0: TypeError: 'NoneType' object cannot be interpreted as an integer"
         in un.root_cause
     )
-    assert "raised in set_mamba_track_indices_from_reqs" in un.root_cause
+    assert "raised in assign_widget_slots_from_reqs" in un.root_cause
     assert "line 7: TypeError" in symptom.notes[0]
     assert 7 in {e.line for e in symptom.evidence}
 
