@@ -9,6 +9,10 @@ import pytest
 from tracelens.engine import parse
 
 CASES = {
+    "a PyTorch banner": (
+        "2025-06-01 10:00:01 INFO  PyTorch 2.7.0+cu126, CUDA 12.6, cuDNN 90501\n",
+        {"torch_version": "2.7.0+cu126"},
+    ),
     "pip's resolver conflict": (
         "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
         "This behaviour is the source of the following dependency conflicts.\n"

@@ -105,11 +105,19 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x(" version: ", r"^- `?[Tt]ransformers`? version\s*:\s*" + _VER, "transformers_version", 3),
     _x("torch==", r"(?P<req>requires )?\btorch==" + _VER, "torch_version", 1),
     # a `pip list` / `conda list` row ("torch                    2.10.0+cu128") and a script's own
-    # version line ("torch 2.6.0+cu124, triton 3.2.0", "... | torch 2.10.0+cu128, transformers 4.57.3");
+    # version line ("torch 2.6.0+cu124, triton 3.2.0", "... | torch 2.10.0+cu128, transformers 4.57.3",
+    # "PyTorch 2.7.0+cu126, CUDA 12.6");
     # a full version (three numbers) so that prose ("torch 2.1 changed ...") is not taken
     _x(
         "torch ",
         r"(?:^|[,|;]\s*|\| )(?:py)?torch\s+(?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
+        "torch_version",
+        0,
+        scan=False,
+    ),
+    _x(
+        "PyTorch ",
+        r"\bPyTorch (?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
         "torch_version",
         0,
         scan=False,
