@@ -99,7 +99,11 @@ class RulesScreen(Screen):
         table = self.query_one(DataTable)
         table.clear()
         w = self.widths
-        for k in self.index.search(query):
+        hits = self.index.search(query)
+        typed = query.strip().lower()
+        if typed:  # rules whose id holds the query as typed come first (then in id order)
+            hits.sort(key=lambda k: typed not in self.rules[k].id.lower())
+        for k in hits:
             r = self.rules[k].rule
             cells = [Text(fit(r.id, w["rule"]))]
             if w["category"]:
