@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from tracelens.models import Document, ExceptionInfo, Frame, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
+from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.progress import carried_on, vital_thread_died
@@ -136,9 +137,16 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     k = pos.get(tb.start_line)
     if k is None:
         return False
+    # JSON lines share a line: a record's message comes before the traceback it carries
+    for j in range(k, len(doc.records)):
+        if doc.records[j].line != tb.start_line:
+            break
+        if doc.records[j].text.rstrip().endswith(TB_HEAD):
+            k = j
+            break
     own = doc.records[k]
     if own.level:
-        return own.level in _HANDLED
+        return own.level in _HANDLED or _ignored_by_cpython(doc, k)
     for j in range(k - 1, max(k - 3, -1), -1):
         rec = doc.records[j]
         if rec.text.startswith("Exception ignored in"):
@@ -149,6 +157,12 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
             # be the line before it proves nothing)
             return (rec.level or "") in _HANDLED and _logged_after(doc, pos, tb)
     return False
+
+
+def _ignored_by_cpython(doc: Document, k: int) -> bool:
+    """The record right above record ``k`` (on its line or the one before) is CPython's
+    "Exception ignored in: ..." (a ``__del__`` that raised, printed and passed over)."""
+    return k > 0 and doc.records[k - 1].text.startswith("Exception ignored in")
 
 
 def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
