@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tracelens.models import Document, ExceptionInfo, Frame, Traceback
+from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
@@ -441,7 +441,7 @@ _CAUSE_WINDOW = 50
 record may be to be taken as what that report is about."""
 
 
-def _logged_cause(doc: Document, report_line: int):
+def _logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
     """The first error-level record in the lines just above ``report_line``, or None."""
     for e in doc.errors:
         if e.line >= report_line:
