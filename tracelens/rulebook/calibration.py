@@ -31,7 +31,7 @@ KINDS = (EXPLAINS, ELSEWHERE, UNRECOGNIZED, SYMPTOM)
 TABLE: dict[str, list[tuple[float, float]]] = {
     "cause-explains-origin": [(0.84, 0.91), (0.95, 0.97), (1.0, 0.99)],
     "cause-elsewhere": [(0.38, 0.75), (0.64, 0.8), (1.0, 0.96)],
-    "unrecognized": [(0.42, 0.44), (0.45, 0.48), (0.58, 0.51), (1.0, 0.52)],
+    "unrecognized": [(0.42, 0.45), (0.45, 0.48), (0.58, 0.52), (1.0, 0.52)],
     "symptom": [(0.43, 0.81), (0.69, 0.85), (0.73, 0.89), (0.84, 0.91), (0.95, 0.97), (1.0, 0.99)],
 }
 # END GENERATED TABLE
