@@ -98,7 +98,7 @@ def preload(settings: Settings) -> None:
     from the same rule set (:func:`setup`, the modules that diagnose and prepare a log, the
     combined envelope regexes, the prefilter's RE2 set, the fact triggers' automaton, the
     symptom wrappers), made once here and inherited."""
-    from tracelens import engine
+    from tracelens import engine  # noqa: F401 (imported for the workers)
     from tracelens.facts import _automaton
     from tracelens.incidents import incident  # noqa: F401 (imported for the workers)
     from tracelens.read import logread
@@ -110,7 +110,6 @@ def preload(settings: Settings) -> None:
     rules.prefilter.expect_many()
     _automaton()
     _wrappers(rules)
-    del engine
 
 
 def _known(digest: str) -> bool:

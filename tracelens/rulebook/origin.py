@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Traceback
+from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
@@ -146,11 +146,11 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
             break
     own = doc.records[k]
     if own.level:
-        return own.level in _HANDLED or _ignored_by_cpython(doc, k)
+        return own.level in _HANDLED or (k > 0 and _ignored_by_cpython(doc.records[k - 1]))
     for j in range(k - 1, max(k - 3, -1), -1):
         rec = doc.records[j]
-        if rec.text.startswith("Exception ignored in"):
-            return True  # CPython printed an exception it could not raise (a __del__'s) and went on
+        if _ignored_by_cpython(rec):
+            return True
         if rec.stream == tb.stream:
             # a bare traceback right under a warning: the handler's, if the program logged on
             # after it; an uncaught one ends the program's output (a warning that happened to
@@ -159,10 +159,10 @@ def _handled(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     return False
 
 
-def _ignored_by_cpython(doc: Document, k: int) -> bool:
-    """The record right above record ``k`` (on its line or the one before) is CPython's
-    "Exception ignored in: ..." (a ``__del__`` that raised, printed and passed over)."""
-    return k > 0 and doc.records[k - 1].text.startswith("Exception ignored in")
+def _ignored_by_cpython(rec: Record) -> bool:
+    """``rec`` is CPython's "Exception ignored in: ..." above a traceback: an exception it could
+    not raise (a ``__del__``'s), printed, and the program went on."""
+    return rec.text.startswith("Exception ignored in")
 
 
 def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
