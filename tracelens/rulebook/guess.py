@@ -51,6 +51,7 @@ def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
             re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"),
             "compile-failure",
         ),
+        (re.compile(r"Harmony\w*Error$|^mistral_common\."), "tokenizer-error"),
         (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
         (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
     )
@@ -100,7 +101,11 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         (re.compile(r"\bGCS\b|\braylet\b|placement group", re.I), "ray-cluster"),
         (
-            re.compile(r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz", re.I),
+            re.compile(
+                r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz|untagged enum ModelWrapper|"
+                r"\bharmony\b|mistral_common",
+                re.I,
+            ),
             "tokenizer-error",
         ),
         (
@@ -117,12 +122,16 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "attention-backend-unsupported",
         ),
         (
-            re.compile(r"KV cache|kv_cache|cache blocks|num_gpu_blocks", re.I),
+            re.compile(
+                r"KV cache|kv_cache|cache blocks|num_gpu_blocks|increase --mem-fraction-static",
+                re.I,
+            ),
             "kv-cache-insufficient",
         ),
         (
             re.compile(
-                r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph",
+                r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph|"
+                r"compiled autograd",
                 re.I,
             ),
             "compile-failure",
@@ -136,12 +145,16 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "gpu-kernel-fault",
         ),
         (
-            re.compile(r"safetensors|state_dict|checkpoint|No space left|corrupt", re.I),
+            re.compile(
+                r"safetensors|state_dict|checkpoint|No space left|corrupt|HeaderTooLarge|"
+                r"deserializing header|central directory|PytorchStreamReader",
+                re.I,
+            ),
             "disk-or-file-corrupt",
         ),
         (
             re.compile(
-                r"not supported|unsupported|must be|should be|invalid|expected .* got|not divisible|exceeds?",
+                r"not supported|unsupported|must be|should be|invalid|expect(?:ed|ing) .* got|not divisible|exceeds?",
                 re.I,
             ),
             "config-invalid",
@@ -226,7 +239,8 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         (re.compile(r"CUDA (?:error: )?out of memory|OutOfMemoryError", re.I), "gpu-oom"),
         (
             re.compile(
-                r"torch\.cuda\.is_available\(\) is False|No CUDA GPUs are available|"
+                r"torch\.cuda\.is_available\(\) is False|No (?:CUDA|HIP|XPU|NPU) GPUs are available|"
+                r"TPU initialization failed|"
                 r"no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|"
                 r"CUDA driver version is insufficient|\brequires a GPU\b|Device acquire failed|"
                 r"runtime cannot be initialized|\bno \w+ devices? (?:is |are )?(?:available|found)\b",
@@ -247,6 +261,18 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "fork-cuda-reinit",
         ),
+        # a GPU too old or too new for a kernel, a dtype or a quantization method: said
+        # before the quantization and attention words the same message holds
+        (
+            re.compile(
+                r"no kernel image is available|compute capability (?:of )?\d+(?:\.\d+)? or (?:higher|above)|"
+                r"\bMinimum capability\b|only supported on (?:SM|sm_?)\d+|requires? (?:SM|sm_?)\d+|"
+                r"requires gfx\d+|Unsupported (?:GPU )?architecture\b|Value 'sm_\d+\w?' is not defined|"
+                r"is not compatible with the current PyTorch installation",
+                re.I,
+            ),
+            "gpu-arch-unsupported",
+        ),
         (
             re.compile(
                 r"\barchitectures? \[?'?\w+'?\]? (?:is|are) not supported|Unrecognized configuration class|"
@@ -266,7 +292,11 @@ def _missing() -> re.Pattern[str]:
         r"cannot open shared object file|libnvrtc|\bCUDA_HOME\b|"
         r"got an unexpected keyword argument|'type' object is not subscriptable|"
         r"\brequires (?:PyTorch|torch|transformers|Python) ?>=|operator \S+ does not exist|"
-        r"module is not (?:found|available|installed)"
+        r"module is not (?:found|available|installed)|"
+        # versions that do not fit each other, and a module or class whose API moved
+        r"\bversion \(?v?[\d.]+\)? does not match|is only supported (?:for|with|from) `?(?:torch|transformers|Python)\b|"
+        r"maximum version [\d.]+ is supported|\bmodule '[\w.]+' has no attribute|"
+        r"\[WinError 126\]|Error loading \S*\.dll"
     )
 
 
