@@ -741,3 +741,74 @@ def test_a_progress_bar_after_an_exception_is_not_its_message(after):
     ]
     tb = parse_records(records_from_text("\n".join(lines)))[0]
     assert (tb.exception.type, tb.exception.message) == ("KeyError", "72")
+
+
+# --- pytest's failure reports (real output of pytest 8 with each --tb style, in corpus/shapes) --
+
+
+@pytest.mark.parametrize("style", ["auto", "short", "long", "native"])
+def test_pytest_reports_parse_like_plain_tracebacks(style):
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parent.parent / "corpus" / "shapes" / f"pytest-tb-{style}.log"
+    chained, missing, compared = parse(log.read_bytes()).tracebacks
+    cause, raised = chained.segments
+    assert (cause.exception.type, raised.link, raised.exception.type) == (
+        "AssertionError",
+        "cause",
+        "RuntimeError",
+    )
+    assert cause.exception.message == "global batch 16 is not micro batch 8 times world size 1"
+    assert raised.exception.message == "batch setup failed"  # not the next test's title
+    assert [(f.function, f.lineno) for f in cause.frames][-2:] == [
+        ("prepare", 9),
+        ("check_batch", 2),
+    ]
+    assert [(f.function, f.lineno) for f in raised.frames][-2:] == [
+        ("test_prepare", 8),
+        ("prepare", 11),
+    ]
+    assert raised.frames[-1].source == 'raise RuntimeError("batch setup failed") from exc'
+    assert (missing.exception.type, missing.exception.message) == ("KeyError", "'3'")
+    assert [f.function for f in missing.frames][-2:] == ["test_shard", "load_shard"]
+    # an assertion pytest rewrote: its type comes from the location line (or the "assert")
+    assert compared.exception.type == "AssertionError"
+    assert compared.exception.message.split("\n")[0] == "assert 3 == 4"
+    assert compared.frames[-1].function == "test_sum"
+
+
+def test_a_pytest_title_at_the_full_width_is_not_a_cut_line():
+    # a log whose longest lines are pytest's 80-column rules is not a log cut at 80 columns:
+    # the title stays its own line and the entry below it is read
+    title = "_" * 30 + " test_shard " + "_" * 38
+    rule = "=" * 30 + " short test summary info " + "=" * 25
+    text = "\n".join(
+        [
+            "=" * 35 + " FAILURES " + "=" * 35,
+            title,
+            "tests/test_batching.py:12: in test_shard",
+            "    data = load_shard(3)",
+            "shapes/batching.py:16: in load_shard",
+            "    return shards[str(index)]",
+            "E   KeyError: '3'",
+            rule,
+            "FAILED tests/test_batching.py::test_shard - KeyError: '3'",
+            "=" * 29 + " 1 failed in 0.31s " + "=" * 32,
+        ]
+    )
+    assert {len(t) for t in text.splitlines()[:2]} == {80}
+    (tb,) = parse(text).tracebacks
+    assert (tb.exception.type, tb.exception.message) == ("KeyError", "'3'")
+    assert [(f.function, f.lineno) for f in tb.frames] == [("test_shard", 12), ("load_shard", 16)]
+
+
+def test_a_title_of_underscores_without_pytest_locations_changes_nothing():
+    text = (
+        "______ Training ______\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/train.py", line 3, in <module>\n'
+        "    main()\n"
+        "ValueError: bad value\n"
+    )
+    (tb,) = parse(text).tracebacks
+    assert (tb.exception.type, [f.function for f in tb.frames]) == ("ValueError", ["<module>"])

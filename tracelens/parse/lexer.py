@@ -45,7 +45,7 @@ NEW_OUTPUT = re.compile(
     # "Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]")
     r".{0,120}?\b\d{1,3}%(?:\|[^|]*\|| Completed \|) *[\d.]+[kMG]?(?:/|it)|"
     # torch.distributed.launch (torch 1.x) stopping the other ranks
-    r"Killing subprocess \d+$|"
+    r"Killing subprocess \d+$|[=_-]{3,} \S.*\S [=_-]{3,}\s*$|"  # and a titled rule (pytest's sections)
     # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
     r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"
 )

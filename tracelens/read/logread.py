@@ -274,7 +274,7 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     # pytest's failure report: the exception and its message on "E   " lines, indented to the
     # failing source line ("E       ValueError: bad shape")
-    Envelope("pytest-e", r"E {3,}(?=\S)"),
+    Envelope("pytest-e", r"E(?: {3,}(?=\S)| +$)"),  # a blank "E" line too
     # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
     Envelope("uvicorn", _LEVEL + r":\s+", level_group="level"),
     # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."

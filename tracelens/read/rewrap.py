@@ -38,8 +38,15 @@ def _shape(raw: str) -> str:
     return _LETTERS.sub("a", _DIGITS.sub("0", raw[:14]))
 
 
+_RULES = frozenset("=_-~*#")
+"""Characters of a rule drawn to the full width (pytest's sections, banners): a line ending in
+three of them, or pytest's ``_ _ _`` between entries, was not cut either."""
+
+
 def _cut(raw: str, width: int) -> bool:
-    return len(raw) == width and raw[-1] not in _BORDERS
+    if len(raw) != width or raw[-1] in _BORDERS:
+        return False
+    return not ((raw[-1] in _RULES and raw.endswith(raw[-1] * 3)) or raw.startswith("_ _ _"))
 
 
 def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
