@@ -59,3 +59,46 @@ def test_wrappers_are_marked():
         "tests",
         "ray-job",
     }
+
+
+# Logs whose only failure line is one of these shapes: with the rule that knows each left
+# out, the log is still not reported healthy (an unrecognized failure quotes the line)
+NO_RULE_NEEDED = [
+    ("heldout-r25-22-deepspeed-chat-step3-init-actor-all-subprocesses-return-code-9", "killed"),
+    ("heldout-r41-19-deepseek-vl2-small-loading-checkpoint-shards-bare-killed", "killed"),
+    ("heldout-r25-19-llamafactory-cli-demo-34b-loading-shards-bash-killed", "killed"),
+    ("heldout-r1-deepspeed-exit-7-docker-shm", "died"),
+    ("heldout-r51-01-llamafactory-uv-sync-vllm-extra-py313-split-no-solution", "pip"),
+    ("heldout-r87-03-k8s-tfjob-master-pod-evicted-node-low-on-memory", "evicted"),
+    (
+        "heldout-r27-22-kubectl-training-pod-evicted-ephemeral-storage-gcsfuse-sidecar-5gi",
+        "evicted",
+    ),
+    (
+        "heldout-r58-05-kserve-vllm-0111-tp4-large-model-liveness-probe-kills-during-weight-load",
+        "evicted",
+    ),
+]
+
+
+@pytest.mark.parametrize("name,kind", NO_RULE_NEEDED)
+def test_a_failure_line_alone_is_never_reported_healthy(name, kind):
+    from pathlib import Path
+
+    import yaml
+
+    from tracelens.engine import parse_path
+    from tracelens.models import ERROR_LEVEL
+    from tracelens.rulebook.load import default_rules
+    from tracelens.rulebook.origin import Wrappers, find_failures
+    from tracelens.rulebook.rank import evaluate
+
+    log = Path(__file__).resolve().parent.parent / "corpus" / "incidents" / f"{name}.log"
+    own = yaml.safe_load(log.with_suffix(".expect.yaml").read_text())["top_rule"]
+    rules = default_rules()
+    doc = parse_path(str(log))
+    failures = find_failures(doc, Wrappers(rules.wrappers))
+    line = failures.origin or failures.reported  # a launcher's report when nothing else failed
+    assert line is not None and line.kind == kind
+    alarms = [d for d in evaluate(doc, rules, frozenset([own])) if d.severity in ERROR_LEVEL]
+    assert alarms, f"{name} reads as healthy without {own}"

@@ -307,6 +307,31 @@ CASES = [
         f"{SITE}/torch/cuda/__init__.py",
         "cuda-driver-mismatch",
     ),
+    # Kubernetes evicted a pod, or restarted a container its probe gave up on
+    (
+        "evicted-memory",
+        "evicted",
+        "",
+        "  Warning  Evicted  18h   kubelet  The node was low on resource: memory. Threshold quantity: 100Mi, available: 92Mi.",
+        "",
+        "host-oom",
+    ),
+    (
+        "evicted-storage",
+        "evicted",
+        "",
+        "Message:          Pod ephemeral local storage usage exceeds the total limit of containers 5Gi.",
+        "",
+        "disk-or-file-corrupt",
+    ),
+    (
+        "probe",
+        "evicted",
+        "",
+        "  Normal   Killing    13m (x3 over 15m)   kubelet  Container main failed liveness probe, will be restarted",
+        "",
+        "config-invalid",
+    ),
     # versions that do not fit each other
     (
         "versions-differ",

@@ -48,7 +48,9 @@ SHAPES: tuple[Shape, ...] = (
         "killed",
         r"^Killed\s*$|\bexit(?:ed with)? code:? (?:-9|137)\b|\bexitcode\s*:\s*-9\b|\bnon-zero exit status (?:-9|137)\b|"
         r"\bOOMKilled\b|\bSignal 9 \(SIGKILL\)|\bsignal 9\b.*\bkill|\bOut of memory: Killed process \d+|\boom_kill event\b|"
-        r"\bcode=killed, status=(?:9|KILL)\b|\bKilled signal terminated program\b",
+        r"\bcode=killed, status=(?:9|KILL)\b|\bKilled signal terminated program\b|"
+        # DeepSpeed's launcher; the shell's report of a job; "Killed" after a progress bar
+        r"\bexits with return code = -9\b|: line \d+:\s+\d+ Killed\b|^\[\d+\][+-]?\s+Killed\s|\]Killed\s*$",
         (
             "Killed",
             "ERROR: process exited with code 137",
@@ -60,6 +62,10 @@ SHAPES: tuple[Shape, ...] = (
             "vllm.service: Main process exited, code=killed, status=9/KILL",
             "Dec 01 10:12:13 node-1 kernel: oom_kill event in memory cgroup",
             "c++: fatal error: Killed signal terminated program cc1plus",
+            "[2023-06-08 10:21:35,163] [ERROR] [launch.py:434:sigkill_handler] ['/usr/bin/python3', '-u', 'main.py', '--local_rank=7'] exits with return code = -9",
+            "run.sh: line 5: 12989 Killed                  python src/cli_demo.py --model_name_or_path /models/chat-34b",
+            "[1]+  Killed                  python train.py --config base.yaml",
+            "Loading checkpoint shards:  75%|███████▌  | 3/4 [00:08<00:02,  2.83s/it]Killed",
         ),
         triggers=(
             b"Killed",
@@ -71,6 +77,7 @@ SHAPES: tuple[Shape, ...] = (
             b"Out of memory: Killed",
             b"oom_kill",
             b"code=killed",
+            b"return code = -9",
         ),
     ),
     Shape(
@@ -146,15 +153,18 @@ SHAPES: tuple[Shape, ...] = (
         r"^ERROR: (?:Could not find a version that satisfies|No matching distribution found for|"
         r"Cannot install .* because these package versions have conflicting dependencies|"
         r"ResolutionImpossible|pip's dependency resolver|Package '[^']+' requires a different Python|"
-        r"Could not install packages due to an OSError)",
+        r"Could not install packages due to an OSError)|"
+        r"^\s*(?:× )?No solution found when resolving (?:dependencies|script dependencies)\b",
         (
             "ERROR: Could not find a version that satisfies the requirement vllm==0.99.0 (from versions: 0.9.0, 0.9.1)",
             "ERROR: No matching distribution found for flash-attn==9.9.9",
             "ERROR: Cannot install torch==2.5.1 and vllm==0.10.0 because these package versions have conflicting dependencies.",
             "ERROR: Package 'vllm' requires a different Python: 3.8.10 not in '<3.14,>=3.9'",
             "ERROR: Could not install packages due to an OSError: [Errno 28] No space left on device",
+            "  × No solution found when resolving dependencies:",
+            "  × No solution found when resolving dependencies for split (python_full_version >= '3.13'):",
         ),
-        triggers=(b"ERROR: ",),
+        triggers=(b"ERROR: ", b"No solution found when resolving"),
     ),
     Shape(
         "usage",
@@ -279,6 +289,25 @@ SHAPES: tuple[Shape, ...] = (
         ),
     ),
     Shape(
+        "evicted",
+        r"^\s*Reason:\s+Evicted\s*$|\bThe node was low on resource: \w|"
+        r"\bephemeral local storage usage exceeds the total limit\b|"
+        r"\bfailed (?:liveness|startup) probe, will be restarted\b",
+        (
+            "Reason:           Evicted",
+            "  Warning  Evicted  18h   kubelet  The node was low on resource: memory. Threshold quantity: 100Mi, available: 92Mi.",
+            "Message:          Pod ephemeral local storage usage exceeds the total limit of containers 5Gi.",
+            "  Normal   Killing    13m (x3 over 15m)   kubelet  Container main failed liveness probe, will be restarted",
+            "  Normal   Killing    2m    kubelet  Container vllm failed startup probe, will be restarted",
+        ),
+        triggers=(
+            b"Evicted",
+            b"low on resource",
+            b"storage usage exceeds",
+            b"probe, will be restarted",
+        ),
+    ),
+    Shape(
         "crash",
         r"\bSegmentation fault\b|\bBus error\b|\bcore dumped\b|\bSignal (?:11|7|6|4) \(SIG(?:SEGV|BUS|ABRT|ILL)\)|"
         r"\bexitcode\s*:\s*-(?:11|7|6|4)\b|\bnon-zero exit status (?:-11|139|134)\b|^Fatal Python error: |"
@@ -363,14 +392,22 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "died",
         r"\bdied unexpectedly\b|^\s*exitcode\s*:\s*[1-9]\d*\b|\bhit an exception\b.*\bterminat|"
-        r"\bWorkerProc initialization failed\b|\bEngine core initialization failed\b",
+        r"\bWorkerProc initialization failed\b|\bEngine core initialization failed\b|"
+        r"\bexits with return code = -?[1-9]\d*\b",
         (
             "ERROR 01-20 13:03:50 [multiproc_executor.py:146] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.",
+            "[2023-07-20 08:31:52,773] [ERROR] [launch.py:321:sigkill_handler] ['/opt/conda/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = 7",
             "  exitcode  : 1 (pid: 4155)",
             "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
         ),
         wrapper=True,
-        triggers=(b"died unexpectedly", b"exitcode", b"hit an exception", b"initialization failed"),
+        triggers=(
+            b"died unexpectedly",
+            b"exitcode",
+            b"hit an exception",
+            b"initialization failed",
+            b"exits with return code",
+        ),
     ),
     Shape(
         "timeout",

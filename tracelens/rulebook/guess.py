@@ -27,6 +27,7 @@ _BY_KIND = {
     "container-hook": "cuda-driver-mismatch",
     "pip": "dependency-missing",
     "timeout": "nccl-error",
+    "evicted": "host-oom",  # a node out of memory (out of disk is said by the words first)
 }
 
 
@@ -164,6 +165,8 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
 
 def guess_category(origin: Origin) -> str:
     head = origin.message[:300] if origin.type else origin.text[:300]
+    if origin.kind == "evicted" and "probe" in head:
+        return "config-invalid"  # a probe that gave up on a container still starting
     for rx, cat in _say_it():
         if rx.search(head):
             return cat
@@ -231,7 +234,7 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"No space left on device|Disk quota exceeded|Stale file handle|disk is full|"
-                r"OutOfDisk|\[Errno (?:28|116|122)\]",
+                r"OutOfDisk|\[Errno (?:28|116|122)\]|ephemeral local storage|low on resource: (?:ephemeral-storage|nodefs)",
                 re.I,
             ),
             "disk-or-file-corrupt",
