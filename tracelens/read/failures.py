@@ -83,7 +83,11 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "cuda",
         r"\bCUDA error(?: \w+)?(?: \(\d+\))?(?: at [^:\s]+:\d+)?: |\bcuda runtime error \(\d+\)|"
-        r"\bCUDA_ERROR_[A-Z_]+\b|\bCUDA driver error: |\bCuda failure\b|\bcudaError[A-Z]\w+\b|\bcuda[A-Z]\w+ returned \d+\b",
+        r"\bCUDA_ERROR_[A-Z_]+\b|\bCUDA driver error: |\bCuda failure\b|\bcudaError[A-Z]\w+\b|\bcuda[A-Z]\w+ returned \d+\b|"
+        # the runtime's own words for an error (cudaGetErrorString), whatever printed them
+        r"\bno kernel image is available for execution on the device\b|"
+        r"\ban illegal (?:memory access|instruction) was encountered\b|\bdevice-side assert triggered\b|"
+        r"\bunspecified launch failure\b",
         (
             "CUDA error cudaErrorNoKernelImageForDevice (209) at kernel.cu:37: no kernel image is available for execution on the device",
             "CUDA error: an illegal memory access was encountered",
@@ -94,8 +98,16 @@ SHAPES: tuple[Shape, ...] = (
             "cuInit failed: CUDA_ERROR_NO_DEVICE",
             "cudaGetDeviceCount returned 999",
             "Cuda failure: invalid configuration argument",
+            "CUDA kernel failed : no kernel image is available for execution on the device",
+            "roi_align_forward_cuda: an illegal memory access was encountered",
+            "GPUassert: unspecified launch failure kernels.cu 118",
         ),
         triggers=(
+            b"no kernel image is available",
+            b"an illegal memory access",
+            b"an illegal instruction",
+            b"device-side assert triggered",
+            b"unspecified launch failure",
             b"CUDA error",
             b"cuda runtime error",
             b"CUDA_ERROR_",
@@ -108,16 +120,17 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "compiler",
         r"^(?:[^:\s]+:(?:\d+(?::\d+)?:)? )?fatal error: |^[^:\s]+\.(?:c|cc|cpp|cxx|cu|cuh|h|hpp|hh)(?:\(\d+\))?:\d*:?\d*:? ?error: |"
-        r"^[^:\s]+\.cu(?:h)?\(\d+\): error: |^nvcc fatal\s*: ",
+        r"^[^:\s]+\.cu(?:h)?\(\d+\): error: |^nvcc fatal\s*: |^ptxas fatal\s*: ",
         (
             "/tmp/pip-build/csrc/ops.cpp:4:10: fatal error: Python.h: No such file or directory",
             'csrc/attention.cu(128): error: identifier "__hmax2" is undefined',
             "csrc/ops.cpp:17:5: error: 'at::Tensor' has not been declared",
             "nvcc fatal   : Unsupported gpu architecture 'compute_120'",
+            "ptxas fatal   : Value 'sm_120' is not defined for option 'gpu-name'",
             "fatal error: cuda_runtime.h: No such file or directory",
             "x86_64-linux-gnu-gcc: fatal error: cannot execute 'cc1plus': execvp: No such file or directory",
         ),
-        triggers=(b"fatal error", b"error:", b"nvcc fatal"),
+        triggers=(b"fatal error", b"error:", b"nvcc fatal", b"ptxas fatal"),
     ),
     Shape(
         "linker",
@@ -309,7 +322,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "crash",
-        r"\bSegmentation fault\b|\bBus error\b|\bcore dumped\b|\bSignal (?:11|7|6|4) \(SIG(?:SEGV|BUS|ABRT|ILL)\)|"
+        r"\bSegmentation fault\b|\b(?i:bus error)\b|\bcore dumped\b|\bSignal (?:11|7|6|4) \(SIG(?:SEGV|BUS|ABRT|ILL)\)|"
         r"\bexitcode\s*:\s*-(?:11|7|6|4)\b|\bnon-zero exit status (?:-11|139|134)\b|^Fatal Python error: |"
         r"\bterminate called after throwing an instance of|^\*\*\* (?:SIGSEGV|SIGABRT|SIGBUS) |^\s*what\(\):\s|^Aborted\b|"
         r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
@@ -325,6 +338,7 @@ SHAPES: tuple[Shape, ...] = (
             "[1]    48211 abort      python run.py",
             "Segmentation fault (core dumped)",
             "Bus error (core dumped)",
+            "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
             "Fatal Python error: Segmentation fault",
             "Fatal Python error: Aborted",
             "terminate called after throwing an instance of 'c10::Error'",
@@ -341,6 +355,7 @@ SHAPES: tuple[Shape, ...] = (
         triggers=(
             b"Segmentation fault",
             b"Bus error",
+            b"bus error",
             b"core dumped",
             b"SIGSEGV",
             b"SIGBUS",
