@@ -272,6 +272,28 @@ def test_conditional_remedy_and_confidence(tmp_path):
     assert [r.title for r in with_vllm.remedies] == ["always", "vllm only"]
 
 
+def test_a_remedy_fills_in_what_its_own_condition_captured(tmp_path):
+    rule = tmp_path / "t" / "c.yaml"
+    rule.parent.mkdir()
+    rule.write_text(
+        "id: t/c\ntitle: t\ncategory: dependency-missing\nseverity: fatal\nneeds: [No solution]\n"
+        "match: {all: [{line: 'No solution found when resolving dependencies'}]}\nroot_cause: r\n"
+        "remedies:\n  - title: 'Install {package} from PyPI first'\n"
+        "    when: {line: 'hint: `(?P<package>[\\w-]+)` was found on'}\n"
+        "    commands: ['uv pip install {package}']\n"
+        "references: [https://example.org]\n"
+    )
+    rs = load([tmp_path])
+    log = (
+        "  × No solution found when resolving dependencies:\n"
+        "  hint: `cmake` was found on https://download.pytorch.org/whl/cu128, but not at the requested version\n"
+    )
+    (d,) = diagnose(log, rs).diagnoses
+    assert [(r.title, r.commands) for r in d.remedies] == [
+        ("Install cmake from PyPI first", ["uv pip install cmake"])
+    ]
+
+
 def test_line_evidence_points_at_the_text_not_the_blank_line_above(tmp_path):
     write_rule(
         tmp_path,

@@ -28,12 +28,16 @@ def _remedies(
     out: list[Remedy] = []
     applied: list[Remedy] = []
     for spec in rule.remedies:
-        if spec.when is not None and compiled(spec.when)(ctx) is None:
-            continue  # a remedy for another setup (say, a vLLM flag in a training job)
+        own = values
+        if spec.when is not None:
+            wh = compiled(spec.when)(ctx)
+            if wh is None:
+                continue  # a remedy for another setup (say, a vLLM flag in a training job)
+            own = dict(values, **wh.captures)  # what its own condition captured, as a note's
         rem = Remedy(
-            title=fill(spec.title, values),
-            steps=[fill(s, values) for s in spec.steps],
-            commands=[fill(c, values) for c in spec.commands],
+            title=fill(spec.title, own),
+            steps=[fill(s, own) for s in spec.steps],
+            commands=[fill(c, own) for c in spec.commands],
         )
         if spec.fixed_in is not None:
             have = facts.get(f"{spec.fixed_in.package.replace('-', '_')}_version")
