@@ -6,7 +6,7 @@ import pytest
 
 from tracelens.engine import diagnose, parse
 from tracelens.rulebook.load import default_rules
-from tracelens.rulebook.origin import Wrappers, find_failures
+from tracelens.rulebook.origin import Wrappers, find_failures, find_origin
 
 TB = (
     "Traceback (most recent call last):\n"
@@ -320,3 +320,30 @@ NCCL_TESTS = (
 def test_nccl_tests_passing_check_makes_its_warnings_handled(summary, alarm):
     report = diagnose(NCCL_TESTS + summary)
     assert any(d.severity in ("error", "fatal") for d in report.diagnoses) is alarm
+
+
+_NCCL_FALLBACK = (
+    "node-1:2345:2390 [0] NCCL INFO Bootstrap : Using eth0:10.0.0.1<0>\n"
+    "node-1:2345:2390 [0] misc/ibvwrap.cc:113 NCCL WARN Call to ibv_open_device failed\n"
+    "node-1:2345:2390 [0] transport/net_ib.cc:219 NCCL WARN NET/IB : Unable to open device mlx5_0\n"
+    "node-1:2345:2390 [0] NCCL INFO NET/Socket : Using [0]ib0:10.1.0.1<0>\n"
+)
+_NCCL_DONE = "node-1:{pid}:2390 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 1000 commId 0xabc - Init COMPLETE\n"
+
+
+@pytest.mark.parametrize(
+    ("tail", "failed"),
+    [
+        # the same process set its communicator up after the warnings: a transport it fell
+        # back from, not a failure
+        (_NCCL_DONE.format(pid=2345), False),
+        # another process finishing says nothing of this one
+        (_NCCL_DONE.format(pid=9999), True),
+        # nothing after the warnings
+        ("", True),
+    ],
+)
+def test_an_nccl_warning_the_process_set_up_past_is_no_failure(tail, failed):
+    doc = parse(_NCCL_FALLBACK + tail)
+    origin, _ = find_origin(doc, Wrappers([]))
+    assert (origin is not None) == failed

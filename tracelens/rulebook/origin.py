@@ -51,6 +51,32 @@ _VALIDATION_TYPES = re.compile(
 _VALIDATION = re.compile(r"ValidationError$")
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
 _SELF_KILL = "Received sigquit from a child process"
+_NCCL_PROCESS = re.compile(r"^(\S+:\d+):\d+ \[\d+\] ")
+"""NCCL's debug prefix (``host:pid:tid [dev]``): the process a line comes from."""
+
+
+def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
+    """The lines of NCCL warnings after which the same process still finished setting up a
+    communicator (``Init COMPLETE``): a transport NCCL tried and fell back from (no
+    InfiniBand device, a plugin not found), not a failure."""
+    warned = {}
+    for err in errors:
+        m = (
+            _NCCL_PROCESS.match(err.text)
+            if err.kind == "nccl" and "NCCL WARN" in err.text
+            else None
+        )
+        if m is not None:
+            warned.setdefault(m.group(1), []).append(err.line)
+    if not warned:
+        return set()
+    out: set[int] = set()
+    for rec in doc.records:
+        if "Init COMPLETE" in rec.text and (m := _NCCL_PROCESS.match(rec.text)) is not None:
+            out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
+    return out
+
+
 """SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
 (kill_process_tree): a shell's ``Killed`` or an exit code 137 after this notice is its doing."""
 _REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
@@ -340,8 +366,11 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
         if any(e.kind == "killed" for e in doc.errors)
         else None
     )
+    recovered = _nccl_recovered(doc, doc.errors)
     for err in doc.errors:
         if err.kind == "level" or err.kind in _WRAPPER_KINDS or _AT_SHUTDOWN.search(err.text):
+            continue
+        if err.line in recovered:
             continue
         if err.kind == "killed" and self_kill is not None and err.line > self_kill:
             continue
