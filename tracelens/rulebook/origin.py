@@ -59,7 +59,7 @@ def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
     """The lines of NCCL warnings after which the same process still finished setting up a
     communicator (``Init COMPLETE``): a transport NCCL tried and fell back from (no
     InfiniBand device, a plugin not found), not a failure."""
-    warned = {}
+    warned: dict[str, list[int]] = {}
     for err in errors:
         m = (
             _NCCL_PROCESS.match(err.text)
