@@ -541,6 +541,21 @@ def test_lines_a_console_cut_at_its_width_are_joined(width):
     assert tb.frames[0].file.endswith("torch/distributed/run.py")
 
 
+def test_a_whole_line_as_long_as_the_width_is_not_joined_to_the_next_record():
+    from tracelens.engine import parse
+
+    tag = "(APIServer pid=1) "
+    code = '    raise ValueError("Async scheduling is not supported with "'
+    frame = '  File "/srv/venv/lib/python3.12/site-packages/vllm/engine/arg_utils.py", line 1296, in create_engine_config'
+    lines = [tag + t for t in [*LONG_TB[1:4], frame]]
+    lines += [tag + code, tag + "ValueError: " + "x" * 90]
+    text = _cut(lines, 80)
+    assert tag + code in text.splitlines() and len(tag + code) == 80  # a whole line, as wide
+    (tb,) = parse(text.encode()).tracebacks
+    assert (tb.exception.type, tb.exception.message) == ("ValueError", "x" * 90)
+    assert tb.frames[-1].source == code.strip()
+
+
 def test_long_lines_of_one_length_that_is_no_console_width_are_left_alone():
     from tracelens.read.rewrap import join_cut_lines
 

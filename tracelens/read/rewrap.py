@@ -49,6 +49,12 @@ def _cut(raw: str, width: int) -> bool:
     return not ((raw[-1] in _RULES and raw.endswith(raw[-1] * 3)) or raw.startswith("_ _ _"))
 
 
+def _starts_alike(raw: str, after: str) -> bool:
+    """The line after starts with this line's first 8 characters (a process tag, a time stamp,
+    an indentation): a line of its own, though this one happens to be as long as the width."""
+    return len(raw) >= 8 and after[:8] == raw[:8]
+
+
 def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """``lines`` with the pieces of each line cut at the log's width joined, when the log
     shows one: at least 2 different lines of exactly the longest length, a console width
@@ -74,11 +80,13 @@ def join_cut_lines(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     first: int | None = None
     parts: list[str] = []
-    for n, raw in lines:
+    for k, (n, raw) in enumerate(lines):
         if first is None:
             first = n
         parts.append(raw)
-        if not _cut(raw, width):
+        if not _cut(raw, width) or _starts_alike(
+            raw, lines[k + 1][1] if k + 1 < len(lines) else ""
+        ):
             out.append((first, "".join(parts)))
             first, parts = None, []
     if parts and first is not None:
