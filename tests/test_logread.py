@@ -454,6 +454,46 @@ def test_a_wrapper_the_log_shows_is_peeled(name, prefix, stream):
     assert tb.streams == [stream]
 
 
+_CONVERT = [f"blk.{n}.attn_norm.weight, n_dims = 1, torch.bfloat16 --> float32" for n in range(8)]
+
+
+@pytest.mark.parametrize(
+    "name,prefix,stream",
+    [w for w in WRAPPERS if w[0] in ("stern", "a host in brackets", "skypilot")],
+    ids=["stern", "a host in brackets", "skypilot"],
+)
+def test_the_same_prefix_on_every_line_is_peeled_without_a_traceback_to_show_it(
+    name, prefix, stream
+):
+    # nothing but a bare "Killed" tells this log failed: no traceback or vLLM header shows the
+    # prefix, but the same name before every line does
+    from tracelens.engine import diagnose
+
+    log = "\n".join(prefix(i) + t for i, t in enumerate([*_CONVERT, "Killed"])).encode()
+    rep = diagnose(log)
+    assert rep.document.records[-1].text == "Killed"
+    assert rep.document.records[-1].stream == stream
+    assert rep.diagnoses[0].rule_id == "system/host-oom-killed"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        # the program's own words at every line's start
+        [f"Epoch 1 step {n} loss 0.{n}" for n in range(8)],
+        # NCCL's own prefix: the process each line comes from
+        [f"node-1:2345:2390 [0] NCCL INFO line {n}" for n in range(8)],
+        # a prefix on too few of the lines
+        [*(f"pod-a main {n}" for n in range(4)), *(f"other {n}" for n in range(4))],
+    ],
+)
+def test_a_common_start_that_is_not_a_collector_prefix_is_kept(lines):
+    from tracelens.read.logread import peel
+    from tracelens.read.prefixes import constant_prefix
+
+    assert constant_prefix(list(enumerate(lines)), peel) == ""
+
+
 @pytest.mark.parametrize(
     "lines",
     [

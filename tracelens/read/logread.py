@@ -488,7 +488,8 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
         records = [one(raw, n) for n, raw in lines]
     else:
         records = [prefixes.labelled(one, labels, raw, n) for n, raw in lines]
-    return prefixes.unwrap(records, one) if prefixes.may_be_wrapped(text) else records
+    wrapped = prefixes.may_be_wrapped(text) or prefixes.constant_prefix(lines[:64], one)
+    return prefixes.unwrap(records, one) if wrapped else records
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:

@@ -19,6 +19,7 @@ runs and level words made variable) is then peeled wherever a line starts with i
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -125,7 +126,10 @@ def unwrap(records: list[Record], peel: Callable[[str, int], Record]) -> list[Re
     level kept where the envelope before the prefix gave them."""
     learned = learn(records)
     if learned is None:
-        return records
+        pre = constant_prefix([(r.line, r.text) for r in records[:64]], peel)
+        if not pre:
+            return records
+        learned = re.compile(f"(?P<p0>{re.escape(pre)})"), [pre.strip()]
     shapes, names = learned
     out: list[Record] = []
     for rec in records:
@@ -233,3 +237,40 @@ def container_stamped(lines: list[tuple[int, str]]) -> bool:
             return False
         prev = n
     return bool(lines)
+
+
+_NCCL_DEBUG = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] ")
+"""NCCL's own prefix (``host:pid:tid [dev] ``): the process each line comes from."""
+
+
+def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Record]) -> str:
+    """The text every line starts with (nine in ten lines at least, five lines or more), up to
+    its last space, when it holds a letter or digit and no envelope knows it: a collector's
+    prefix that is the same on every line (``stern`` on one pod, a CI job's name), which
+    hides every line's start from the failure shapes; '' when there is none.
+
+    >>> peel = lambda raw, n: Record(line=n, text=raw)
+    >>> constant_prefix([(n, f"vllm-7d9f5c6b8-x2x4q vllm {n} up") for n in range(6)], peel)
+    'vllm-7d9f5c6b8-x2x4q vllm '
+    >>> constant_prefix([(n, f"Epoch 1 step {n} loss 0.{n}") for n in range(6)], peel)
+    ''
+    """
+    raws = [raw for _, raw in lines if raw.strip()]
+    if len(raws) < 5:
+        return ""
+    common = os.path.commonprefix(raws[:64])
+    cut = max(common.rfind(" "), common.rfind("\t")) + 1
+    prefix = common[:cut]
+    words = prefix.split()
+    bracketed = len(words) == 1 and words[0][:1] in "[(<" and words[0][-1:] in "])>"
+    if (
+        (len(words) < 2 and not bracketed)
+        or words[0].isalpha()
+        or not any(ch.isalnum() for ch in words[0])
+    ):
+        return ""  # a name and more (a pod and its container, "[host]"), not the program's words
+    if _NCCL_DEBUG.match(prefix):
+        return ""
+    if sum(raw.startswith(prefix) for raw in raws) < 0.9 * len(raws):
+        return ""
+    return prefix if peel(raws[0], 0).text == raws[0] else ""  # an envelope's: peeled as one
