@@ -203,13 +203,14 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "program",
-        r"^[\w.+-]+: (?:fatal )?error: ",
+        r"^[\w.+-]+: (?:fatal )?error: |^error: creating server: ",
         (
             "srun: error: gpu-node-3: task 2: Out Of Memory",
             "slurmstepd: error: *** STEP 4471823.0 ON gpu-node-3 CANCELLED AT 2025-11-29T03:22:44 ***",
             "g++: error: unrecognized command-line option '-mavx512fp16'",
+            "error: creating server: Internal - failed to load all models",
         ),
-        triggers=(b": error: ", b": fatal error: "),
+        triggers=(b": error: ", b": fatal error: ", b"error: creating server"),
     ),
     Shape(
         "server",
