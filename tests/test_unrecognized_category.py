@@ -332,6 +332,22 @@ CASES = [
         "",
         "config-invalid",
     ),
+    (
+        "dtensor-mixed",
+        "exception",
+        "RuntimeError",
+        "aten.scatter.src got mixed torch.Tensor and DTensor, need to convert all torch.Tensor to DTensor before calling distributed operators!",
+        f"{SITE}/torch/distributed/tensor/_dispatch.py",
+        "tensor-mismatch",
+    ),
+    (
+        "xpu-resources",
+        "exception",
+        "RuntimeError",
+        "UR backend failed. UR backend returns:40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)",
+        f"{SITE}/torch/nn/modules/module.py",
+        "gpu-oom",
+    ),
     # versions that do not fit each other
     (
         "versions-differ",

@@ -80,7 +80,19 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "host-oom",
         ),
-        (re.compile(r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED", re.I), "gpu-oom"),
+        (
+            re.compile(
+                r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED|OUT_OF_DEVICE_MEMORY|"
+                r"UR_RESULT_ERROR_OUT_OF_RESOURCES",
+                re.I,
+            ),
+            "gpu-oom",
+        ),
+        # DTensor given a plain tensor, or an operator it has no sharding rule for
+        (
+            re.compile(r"got mixed torch\.Tensor and DTensor|does not have a sharding strategy"),
+            "tensor-mismatch",
+        ),
         (
             re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I),
             "nccl-error",
@@ -271,7 +283,7 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"no kernel image is available|compute capability (?:of )?\d+(?:\.\d+)? or (?:higher|above)|"
                 r"\bMinimum capability\b|only supported on (?:SM|sm_?)\d+|requires? (?:SM|sm_?)\d+|"
                 r"requires gfx\d+|Unsupported (?:GPU )?architecture\b|Value 'sm_\d+\w?' is not defined|"
-                r"is not compatible with the current PyTorch installation",
+                r"is not compatible with the current PyTorch installation|\bcompute capability less than\b",
                 re.I,
             ),
             "gpu-arch-unsupported",
