@@ -87,7 +87,9 @@ SHAPES: tuple[Shape, ...] = (
         # the runtime's own words for an error (cudaGetErrorString), whatever printed them
         r"\bno kernel image is available for execution on the device\b|"
         r"\ban illegal (?:memory access|instruction) was encountered\b|\bdevice-side assert triggered\b|"
-        r"\bunspecified launch failure\b",
+        r"\bunspecified launch failure\b|\[HIP error\]|"
+        r"\bhipError(?:NoBinaryForGpu|InvalidDeviceFunction|IllegalAddress|LaunchFailure|InvalidValue|"
+        r"NoDevice|InvalidDevice|NotInitialized|SharedObjectInitFailed|AssertionFailed)\b",
         (
             "CUDA error cudaErrorNoKernelImageForDevice (209) at kernel.cu:37: no kernel image is available for execution on the device",
             "CUDA error: an illegal memory access was encountered",
@@ -101,6 +103,8 @@ SHAPES: tuple[Shape, ...] = (
             "CUDA kernel failed : no kernel image is available for execution on the device",
             "roi_align_forward_cuda: an illegal memory access was encountered",
             "GPUassert: unspecified launch failure kernels.cu 118",
+            "[AITER] /srv/aiter_meta/csrc/kernels/custom_all_reduce.cu:397 fail to call hipIpcGetMemHandle(handle, ptr) ---> [HIP error](invalid argument)",
+            "HIP error hipErrorNoBinaryForGpu at /srv/kernels/ops.hip:41",
         ),
         triggers=(
             b"no kernel image is available",
@@ -108,6 +112,8 @@ SHAPES: tuple[Shape, ...] = (
             b"an illegal instruction",
             b"device-side assert triggered",
             b"unspecified launch failure",
+            b"[HIP error]",
+            b"hipError",
             b"CUDA error",
             b"cuda runtime error",
             b"CUDA_ERROR_",
@@ -328,7 +334,7 @@ SHAPES: tuple[Shape, ...] = (
         r"\bterminate called after throwing an instance of|^\*\*\* (?:SIGSEGV|SIGABRT|SIGBUS) |^\s*what\(\):\s|^Aborted\b|"
         r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
         r"\bmalloc\(\): \w|\bcorrupted size vs\. prev_size\b|\bmunmap_chunk\(\): invalid pointer\b|"
-        r"\*\*\* stack smashing detected \*\*\*|"
+        r"\*\*\* stack smashing detected \*\*\*|\bSegfault encountered\b|"
         # an Apple framework's assertion (Metal / MPS), and the shell reporting the abort
         r": failed assertion `|^(?:zsh|bash|sh): (?:abort|segmentation fault|bus error|illegal hardware instruction)\b|"
         r"^\[\d+\]\s+\d+ (?:abort|segmentation fault|bus error)\s",
@@ -342,6 +348,7 @@ SHAPES: tuple[Shape, ...] = (
             "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
             "Fatal Python error: Segmentation fault",
             "Fatal Python error: Aborted",
+            "!!!!!!! Segfault encountered !!!!!!!",
             "terminate called after throwing an instance of 'c10::Error'",
             "  exitcode  : -11 (pid: 4155)",
             "*** SIGSEGV received at time=1733040000 on cpu 3 ***",
@@ -357,6 +364,7 @@ SHAPES: tuple[Shape, ...] = (
             b"Segmentation fault",
             b"Bus error",
             b"bus error",
+            b"Segfault encountered",
             b"core dumped",
             b"SIGSEGV",
             b"SIGBUS",
@@ -386,12 +394,16 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "nccl",
         r"\bNCCL WARN\b|\bNCCL error\b|\bncclInternalError\b|\bncclSystemError\b|\bncclUnhandledCudaError\b|"
-        r"\bncclInvalidUsage\b|\bncclRemoteError\b|\bncclInvalidArgument\b|\bNCCL failure\b",
+        r"\bncclInvalidUsage\b|\bncclRemoteError\b|\bncclInvalidArgument\b|\bNCCL failure\b|"
+        # NVSHMEM's errors: its source file and line, then what failed
+        r"\bnvshmem\S*/\S+\.(?:cpp|cu|cc|c|h):(?:\w+:)?\d+: ",
         (
             "node-1:2345:2390 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43355> failed : Software caused connection abort",
             "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
             "ncclInternalError: Internal check failed.",
             "node-b: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers'",
+            "/opt/nvshmem/nvshmem/src/modules/transport/ibgda/ibgda.cpp:1889: NULL value cannot allocate mlx5dv_devx_uar",
+            "/tmp/nvshmem_src/src/host/init/init.cu:nvshmemi_check_state_and_init:1080: nvshmem initialization failed, exiting",
         ),
         triggers=(
             b"NCCL WARN",
@@ -403,6 +415,7 @@ SHAPES: tuple[Shape, ...] = (
             b"ncclRemoteError",
             b"ncclInvalidArgument",
             b"NCCL failure",
+            b"nvshmem",
         ),
     ),
     Shape(
