@@ -78,6 +78,16 @@ NO_RULE_NEEDED = [
         "heldout-r58-05-kserve-vllm-0111-tp4-large-model-liveness-probe-kills-during-weight-load",
         "evicted",
     ),
+    # a symptom (an engine or scheduler that died) was the first diagnosis of these before
+    ("heldout-r106-05-vllm-main-sleep-then-ipc-weight-update-segfault-engine-dead", "crash"),
+    (
+        "heldout-r107-04-vllm-024-nightly-rocm72-mi300x-tp8-expandable-segments-aiter-custom-allreduce-hipipcgetmemhandle",
+        "cuda",
+    ),
+    (
+        "heldout-r108-02-sglang-054-gb200-pd-decode-deepep-ll-nvshmem-ibgda-devx-uar-unprivileged-container",
+        "nccl",
+    ),
 ]
 
 
@@ -102,3 +112,4 @@ def test_a_failure_line_alone_is_never_reported_healthy(name, kind):
     assert line is not None and line.kind == kind
     alarms = [d for d in evaluate(doc, rules, frozenset([own])) if d.severity in ERROR_LEVEL]
     assert alarms, f"{name} reads as healthy without {own}"
+    assert not alarms[0].secondary, f"{name}: a symptom first without {own}"
