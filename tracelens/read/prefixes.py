@@ -239,8 +239,8 @@ def container_stamped(lines: list[tuple[int, str]]) -> bool:
     return bool(lines)
 
 
-_NCCL_DEBUG = re.compile(r"[\w.-]+:\d+:\d+ \[\d+\] ")
-"""NCCL's own prefix (``host:pid:tid [dev] ``): the process each line comes from."""
+NCCL_DEBUG = re.compile(r"([\w.-]+:\d+):\d+ \[\d+\] ")
+"""NCCL's own prefix (``host:pid:tid [dev] ``): group 1 is the process each line comes from."""
 
 
 def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Record]) -> str:
@@ -269,7 +269,7 @@ def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Rec
         or not any(ch.isalnum() for ch in words[0])
     ):
         return ""  # a name and more (a pod and its container, "[host]"), not the program's words
-    if _NCCL_DEBUG.match(prefix):
+    if NCCL_DEBUG.match(prefix):
         return ""
     if sum(raw.startswith(prefix) for raw in raws) < 0.9 * len(raws):
         return ""

@@ -24,6 +24,7 @@ from tracelens.parse.document import EXCEPTION_LINE, _segments
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
+from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.required import reused_literal
@@ -51,8 +52,8 @@ _VALIDATION_TYPES = re.compile(
 _VALIDATION = re.compile(r"ValidationError$")
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
 _SELF_KILL = "Received sigquit from a child process"
-_NCCL_PROCESS = re.compile(r"^(\S+:\d+):\d+ \[\d+\] ")
-"""NCCL's debug prefix (``host:pid:tid [dev]``): the process a line comes from."""
+"""SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
+(kill_process_tree): a shell's ``Killed`` or an exit code 137 after this notice is its doing."""
 
 
 def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
@@ -61,24 +62,18 @@ def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
     InfiniBand device, a plugin not found), not a failure."""
     warned: dict[str, list[int]] = {}
     for err in errors:
-        m = (
-            _NCCL_PROCESS.match(err.text)
-            if err.kind == "nccl" and "NCCL WARN" in err.text
-            else None
-        )
+        m = NCCL_DEBUG.match(err.text) if err.kind == "nccl" and "NCCL WARN" in err.text else None
         if m is not None:
             warned.setdefault(m.group(1), []).append(err.line)
     if not warned:
         return set()
     out: set[int] = set()
     for rec in doc.records:
-        if "Init COMPLETE" in rec.text and (m := _NCCL_PROCESS.match(rec.text)) is not None:
+        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.match(rec.text)) is not None:
             out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
     return out
 
 
-"""SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
-(kill_process_tree): a shell's ``Killed`` or an exit code 137 after this notice is its doing."""
 _REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
 """An access-log line of a request the server refused with 4xx."""
 _ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
