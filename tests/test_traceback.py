@@ -812,3 +812,17 @@ def test_a_title_of_underscores_without_pytest_locations_changes_nothing():
     )
     (tb,) = parse(text).tracebacks
     assert (tb.exception.type, [f.function for f in tb.frames]) == ("ValueError", ["<module>"])
+
+
+def test_a_structured_loggers_next_record_ends_an_exception_message():
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app.py", line 3, in <module>\n'
+        "    main()\n"
+        "RuntimeError: Failed to find C compiler. Please specify via CC environment variable.\n"
+        '{"timestamp": "2025-05-01T10:00:00Z", "level": "error", "message": "job failed"}\n'
+    )
+    (tb,) = parse(text).tracebacks
+    assert tb.exception.message == (
+        "Failed to find C compiler. Please specify via CC environment variable."
+    )
