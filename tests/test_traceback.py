@@ -826,3 +826,27 @@ def test_a_structured_loggers_next_record_ends_an_exception_message():
     assert tb.exception.message == (
         "Failed to find C compiler. Please specify via CC environment variable."
     )
+
+
+# --- loguru's tracebacks (real output of loguru 0.7, with and without diagnose, in corpus/shapes)
+
+
+@pytest.mark.parametrize("name", ["loguru-traceback", "loguru-traceback-diagnose"])
+def test_loguru_tracebacks_parse_like_plain_ones(name):
+    from pathlib import Path
+
+    log = Path(__file__).resolve().parent.parent / "corpus" / "shapes" / f"{name}.log"
+    logged, raised = parse(log.read_bytes()).tracebacks
+    assert (logged.exception.type, logged.exception.message) == (
+        "LookupError",
+        "no handler registered for kind demo",
+    )
+    # the frame loguru marks with ">" (where the exception was caught) is a frame like the others
+    assert [(f.function, f.lineno) for f in logged.frames] == [
+        ("<module>", 31),
+        ("serve", 24),
+        ("serve_inner", 16),
+        ("get_model", 11),
+    ]
+    assert logged.frames[2].source == "model = get_model(sharded)"  # not the values below it
+    assert [s.exception.type for s in raised.segments] == ["LookupError", "RuntimeError"]

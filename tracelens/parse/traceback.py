@@ -36,6 +36,7 @@ from tracelens.parse.lexer import (  # noqa: F401  (module_of and TB_HEAD are pa
     lex,
     module_of,
 )
+from tracelens.parse.logurutb import plain as loguru_plain
 from tracelens.parse.pytesttb import plain as pytest_plain
 from tracelens.parse.richtb import unbox
 
@@ -366,8 +367,8 @@ def _has_trigger(records: Sequence[Record]) -> bool:
 def parse_records(records: Sequence[Record], depth: int = 0) -> list[Traceback]:
     """All tracebacks (and faulthandler dumps) in one stream's records, in order. ``depth``:
     how many tracebacks these records are quoted in (see :data:`MAX_NESTING`)."""
-    # rich's, IPython's and pytest's layouts, as plain tracebacks
-    records = pytest_plain(ipython_plain(unbox(records)))
+    # rich's, IPython's, pytest's and loguru's layouts, as plain tracebacks
+    records = loguru_plain(pytest_plain(ipython_plain(unbox(records))))
     if not _has_trigger(records):
         return []
 
