@@ -161,6 +161,14 @@ CASES = {
             "compute_capability": "12.0",
         },
     ),
+    "nvidia-smi query csv": (
+        """\
+        $ nvidia-smi --query-gpu=name,compute_cap --format=csv
+        name, compute_cap
+        NVIDIA A100-SXM4-80GB, 8.0
+        """,
+        {"compute_capability": "8.0"},
+    ),
     "torch capability warning": (
         "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation.",
         {"compute_capability": "12.0"},

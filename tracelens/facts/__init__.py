@@ -204,6 +204,14 @@ EXTRACTORS: tuple[Extractor, ...] = (
         2,
     ),
     _x("capability", r"cuda capability (?P<v>\d+\.\d+)", "compute_capability", 2),
+    # nvidia-smi --query-gpu=name,compute_cap --format=csv: "NVIDIA A100-SXM4-80GB, 8.0"
+    _x(
+        ", ",
+        r"^(?:NVIDIA|Tesla|Quadro) [^,]+, (?P<v>\d+\.\d+)\s*$",
+        "compute_capability",
+        2,
+        scan=False,
+    ),
     _x("Current capability", r"Current capability: (?P<v>\d+)", "compute_capability_int", 2),
     _x("sm_", r"CUDA capability sm_(?P<v>\d+)", "sm", 2, scan=False),
     _x(
