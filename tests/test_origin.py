@@ -347,3 +347,26 @@ def test_an_nccl_warning_the_process_set_up_past_is_no_failure(tail, failed):
     doc = parse(_NCCL_FALLBACK + tail)
     origin, _ = find_origin(doc, Wrappers([]))
     assert (origin is not None) == failed
+
+
+def test_a_refused_request_before_the_failure_that_stopped_the_server_comes_after_it():
+    # a prompt over the context length answered with 400, then the engine core dies of an
+    # illegal memory access (the engine's "fatal error" line cut from the log, so the
+    # context-length rule fires on the refused request too)
+    from pathlib import Path
+
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "incidents"
+        / "heldout-r120-06-vllm-0100-serving-400-noise-then-illegal-memory-access-sampled-token-ids-tolist.log"
+    )
+    text = "".join(
+        ln
+        for ln in log.read_text().splitlines(keepends=True)
+        if "encountered a fatal error" not in ln
+    )
+    diags = diagnose(text).diagnoses
+    assert (diags[0].rule_id, diags[0].severity) == ("cuda/illegal-memory-access", "fatal")
+    (refused,) = [d for d in diags if d.rule_id == "vllm/prompt-exceeds-max-model-len"]
+    assert refused.severity == "warning" and "4xx" in refused.notes[0]

@@ -69,6 +69,30 @@ def choose_category(origin: Origin, near: list[Near], threshold: float) -> tuple
     return guess_category(origin), None
 
 
+def _refused_after(
+    diags: list[Diagnosis], causes: list[Diagnosis], failures: Failures
+) -> list[Diagnosis]:
+    """``diags`` with each error-level diagnosis of a request the server refused with 4xx (and
+    not of the failure that started it all) made a warning and put after the causes: a client's
+    mistake the server answered is never the first diagnosis of a log whose server then failed."""
+    refused = [
+        d
+        for d in diags
+        if d not in causes
+        and not d.secondary
+        and d.severity in ERROR_LEVEL
+        and any(explains(d, r) for r in failures.refused)
+    ]
+    for d in refused:
+        d.severity = "warning"
+        d.notes.insert(
+            0,
+            "The server refused this request with a 4xx status and kept serving: the client's "
+            "error, not the failure that stopped it.",
+        )
+    return [d for d in diags if d not in refused] + refused if refused else diags
+
+
 def _short(text: str, limit: int = 300) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -247,7 +271,7 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}",
             )
     if causes:
-        return diags
+        return _refused_after(diags, causes, failures)
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
     near, threshold = near_fn(origin)
