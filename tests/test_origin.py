@@ -370,3 +370,11 @@ def test_a_refused_request_before_the_failure_that_stopped_the_server_comes_afte
     assert (diags[0].rule_id, diags[0].severity) == ("cuda/illegal-memory-access", "fatal")
     (refused,) = [d for d in diags if d.rule_id == "vllm/prompt-exceeds-max-model-len"]
     assert refused.severity == "warning" and "4xx" in refused.notes[0]
+
+
+def test_an_nccl_warning_the_process_set_up_past_is_no_failure_behind_a_collectors_prefix():
+    prefix = '2024-05-01T10:00:00Z {container="trainer"} '
+    lines = (_NCCL_FALLBACK + _NCCL_DONE.format(pid=2345)).splitlines(keepends=True)
+    doc = parse("".join(prefix + ln for ln in lines))
+    origin, _ = find_origin(doc, Wrappers([]))
+    assert origin is None

@@ -239,8 +239,9 @@ def container_stamped(lines: list[tuple[int, str]]) -> bool:
     return bool(lines)
 
 
-NCCL_DEBUG = re.compile(r"([\w.-]+:\d+):\d+ \[\d+\] ")
-"""NCCL's own prefix (``host:pid:tid [dev] ``): group 1 is the process each line comes from."""
+NCCL_DEBUG = re.compile(r"(?<![\w.:-])([\w.-]+:\d+):\d+ \[\d+\] ")
+"""NCCL's own prefix (``host:pid:tid [dev] ``): group 1 is the process each line comes from
+(searched for, it is found behind a collector's prefix too)."""
 
 
 def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Record]) -> str:

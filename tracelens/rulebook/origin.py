@@ -62,14 +62,14 @@ def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
     InfiniBand device, a plugin not found), not a failure."""
     warned: dict[str, list[int]] = {}
     for err in errors:
-        m = NCCL_DEBUG.match(err.text) if err.kind == "nccl" and "NCCL WARN" in err.text else None
+        m = NCCL_DEBUG.search(err.text) if err.kind == "nccl" and "NCCL WARN" in err.text else None
         if m is not None:
             warned.setdefault(m.group(1), []).append(err.line)
     if not warned:
         return set()
     out: set[int] = set()
     for rec in doc.records:
-        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.match(rec.text)) is not None:
+        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.search(rec.text)) is not None:
             out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
     return out
 
