@@ -459,8 +459,8 @@ _CONVERT = [f"blk.{n}.attn_norm.weight, n_dims = 1, torch.bfloat16 --> float32" 
 
 @pytest.mark.parametrize(
     "name,prefix,stream",
-    [w for w in WRAPPERS if w[0] in ("stern", "a host in brackets", "skypilot")],
-    ids=["stern", "a host in brackets", "skypilot"],
+    [w for w in WRAPPERS if w[0] != "airflow"],
+    ids=[w[0] for w in WRAPPERS if w[0] != "airflow"],
 )
 def test_the_same_prefix_on_every_line_is_peeled_without_a_traceback_to_show_it(
     name, prefix, stream

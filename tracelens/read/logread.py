@@ -488,7 +488,8 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
         records = [one(raw, n) for n, raw in lines]
     else:
         records = [prefixes.labelled(one, labels, raw, n) for n, raw in lines]
-    wrapped = prefixes.may_be_wrapped(text) or prefixes.constant_prefix(lines[:64], one)
+    heads = [(r.line, r.text) for r in records[:64]]  # after the envelopes: "ts {labels} ..."
+    wrapped = prefixes.may_be_wrapped(text) or prefixes.constant_prefix(heads, one)
     return prefixes.unwrap(records, one) if wrapped else records
 
 

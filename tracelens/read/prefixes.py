@@ -239,6 +239,9 @@ def container_stamped(lines: list[tuple[int, str]]) -> bool:
     return bool(lines)
 
 
+_NAME = re.compile(r"[A-Za-z][\w.]*-\d[\w.-]*")
+"""A stream or host name alone (``algo-1-1714557600``, ``vllm-0``): letters, then a dash and a
+digit."""
 NCCL_DEBUG = re.compile(r"(?<![\w.:-])([\w.-]+:\d+):\d+ \[\d+\] ")
 """NCCL's own prefix (``host:pid:tid [dev] ``): group 1 is the process each line comes from
 (searched for, it is found behind a collector's prefix too)."""
@@ -263,13 +266,15 @@ def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Rec
     cut = max(common.rfind(" "), common.rfind("\t")) + 1
     prefix = common[:cut]
     words = prefix.split()
-    bracketed = len(words) == 1 and words[0][:1] in "[(<" and words[0][-1:] in "])>"
+    one_name = len(words) == 1 and (
+        (words[0][:1] in "[(<{" and words[0][-1:] in "])>}") or _NAME.fullmatch(words[0]) is not None
+    )
     if (
-        (len(words) < 2 and not bracketed)
+        (len(words) < 2 and not one_name)
         or words[0].isalpha()
         or not any(ch.isalnum() for ch in words[0])
     ):
-        return ""  # a name and more (a pod and its container, "[host]"), not the program's words
+        return ""  # a name and more (a pod and its container), one name ("[host]", "algo-1")
     if NCCL_DEBUG.match(prefix):
         return ""
     if sum(raw.startswith(prefix) for raw in raws) < 0.9 * len(raws):

@@ -62,14 +62,15 @@ def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
     InfiniBand device, a plugin not found), not a failure."""
     warned: dict[str, list[int]] = {}
     for err in errors:
-        m = NCCL_DEBUG.search(err.text) if err.kind == "nccl" and "NCCL WARN" in err.text else None
+        nccl = err.kind == "nccl" and "NCCL WARN" in err.text
+        m = NCCL_DEBUG.search(f"{err.stream} {err.text}") if nccl else None  # a stream if peeled
         if m is not None:
             warned.setdefault(m.group(1), []).append(err.line)
     if not warned:
         return set()
     out: set[int] = set()
     for rec in doc.records:
-        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.search(rec.text)) is not None:
+        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.search(f"{rec.stream} {rec.text}")):
             out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
     return out
 
