@@ -267,7 +267,8 @@ def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Rec
     prefix = common[:cut]
     words = prefix.split()
     one_name = len(words) == 1 and (
-        (words[0][:1] in "[(<{" and words[0][-1:] in "])>}") or _NAME.fullmatch(words[0]) is not None
+        (words[0][:1] in "[(<{" and words[0][-1:] in "])>}")
+        or _NAME.fullmatch(words[0]) is not None
     )
     if (
         (len(words) < 2 and not one_name)
