@@ -40,7 +40,9 @@ FOLDERS = [ROOT / "corpus" / name for name in ("incidents", "healthy", "unrecogn
 
 
 def make_logs(folder: Path, count: int) -> list[Path]:
-    corpus = sorted(p for f in FOLDERS for p in f.glob("*.log"))
+    # by file name, not path: the folders' logs interleaved, so any first N hold failing and
+    # healthy logs in about the corpus's proportion (by path, every healthy log came first)
+    corpus = sorted((p for f in FOLDERS for p in f.glob("*.log")), key=lambda p: (p.name, str(p)))
     out = []
     for k in range(count):
         src = corpus[k % len(corpus)]

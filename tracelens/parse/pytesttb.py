@@ -141,7 +141,7 @@ def _rewrite(records: Sequence[Record], texts: Sequence[str]) -> list[Record]:
 
 def plain(records: Sequence[Record]) -> Sequence[Record]:
     """``records`` with every pytest failure section rewritten as a plain traceback."""
-    if not any(r.text.startswith("_ ") or r.text.startswith("__") for r in records):
+    if not any(r.text.startswith(("_ ", "__")) for r in records):
         return records
     texts = [r.text.rstrip() for r in records]
     sections = _sections(texts)

@@ -367,10 +367,11 @@ def _has_trigger(records: Sequence[Record]) -> bool:
 def parse_records(records: Sequence[Record], depth: int = 0) -> list[Traceback]:
     """All tracebacks (and faulthandler dumps) in one stream's records, in order. ``depth``:
     how many tracebacks these records are quoted in (see :data:`MAX_NESTING`)."""
-    # rich's, IPython's, pytest's and loguru's layouts, as plain tracebacks
-    records = loguru_plain(pytest_plain(ipython_plain(unbox(records))))
+    # rich's, IPython's and pytest's layouts, as plain tracebacks
+    records = pytest_plain(ipython_plain(unbox(records)))
     if not _has_trigger(records):
         return []
+    records = loguru_plain(records)  # loguru's start with Python's own header
 
     try:
         return cast("list[Traceback]", _parse(lex(records), _Build(depth)))

@@ -488,9 +488,10 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
         records = [one(raw, n) for n, raw in lines]
     else:
         records = [prefixes.labelled(one, labels, raw, n) for n, raw in lines]
-    heads = [(r.line, r.text) for r in records[:64]]  # after the envelopes: "ts {labels} ..."
-    wrapped = prefixes.may_be_wrapped(text) or prefixes.constant_prefix(heads, one)
-    return prefixes.unwrap(records, one) if wrapped else records
+    if prefixes.may_be_wrapped(text):
+        return prefixes.unwrap(records, one)
+    pre = prefixes.constant_prefix([(r.line, r.text) for r in records[:64]], one)  # enveloped
+    return prefixes.unwrap(records, one, pre) if pre else records
 
 
 def records_from_bytes(data: bytes, first_line: int = 1, end: str | None = None) -> list[Record]:

@@ -120,13 +120,15 @@ def learn(records: list[Record]) -> tuple[re.Pattern[str], list[str]] | None:
     return pattern, [shapes[shape] for shape in ordered]
 
 
-def unwrap(records: list[Record], peel: Callable[[str, int], Record]) -> list[Record]:
+def unwrap(
+    records: list[Record], peel: Callable[[str, int], Record], constant: str = ""
+) -> list[Record]:
     """``records`` with the learned prefixes peeled (and any envelope after them): the stream
     the envelope before the prefix gave, the prefix's name, the stream after it; the time and
     level kept where the envelope before the prefix gave them."""
-    learned = learn(records)
+    learned = None if constant else learn(records)
     if learned is None:
-        pre = constant_prefix([(r.line, r.text) for r in records[:64]], peel)
+        pre = constant or constant_prefix([(r.line, r.text) for r in records[:64]], peel)
         if not pre:
             return records
         learned = re.compile(f"(?P<p0>{re.escape(pre)})"), [pre.strip()]
