@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from tracelens.models import Record
+from tracelens.parse.marks import TB_HEAD
 
 _HEAD = r"^(?P<type>[A-Za-z_][\w.]*)\s{2,}Traceback \(most recent call last\)\s*$"
 # "File /path/mod.py:12, in func(args)"; module-level code has no ", in ..." ("File /path/mod.py:148")
@@ -63,7 +64,7 @@ def plain(records: Sequence[Record]) -> Sequence[Record]:
     for rec in records:
         text = rec.text.rstrip()
         if re.match(_HEAD, text):
-            out.append(replace(rec, text="Traceback (most recent call last):"))
+            out.append(replace(rec, text=TB_HEAD))
             inside, pending = True, None
             continue
         if not inside:

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from tracelens.models import Record
+from tracelens.parse.marks import TB_HEAD
 
-_HEAD = "Traceback (most recent call last):"
 _FRAME = re.compile(r'(?:>| ) File "[^"]*", line \d+')
 _VALUES = re.compile(r"\s*[│└├┬┼─\s]*[└│]")
 """A line of loguru's values under a source line (``    │     └ 3``)."""
@@ -37,7 +37,7 @@ def _loguru(records: Sequence[Record], k: int) -> bool:
     """A loguru traceback starts at ``k``: its frames have a blank line between them or one
     of them is marked ``>`` (a frame line or a blank line right after the header, then up to
     the exception line)."""
-    if records[k].text.strip() != _HEAD:
+    if records[k].text.strip() != TB_HEAD:
         return False
     blank = marked = False
     for rec in records[k + 1 : k + 400]:

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from tracelens.models import Record
+from tracelens.parse.marks import CAUSE, CONTEXT, TB_HEAD
 
 _SECTION = re.compile(r"_+ (?P<name>[^\s_].*?) _+$")
 """A test's title: its name between rules of underscores (at least one on each side)."""
@@ -51,8 +52,6 @@ _RULE = re.compile(r"[=_-]+ \S.*\S [=_-]+$")
 """A section rule of pytest's report (a test's title, captured output, the summary)."""
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*:(?:\s|$)")
 """A line that names its exception already ("torch._dynamo.exc.BackendCompilerFailed: …")."""
-_CHAIN = ("The above exception was", "During handling of the above exception")
-_HEAD = "Traceback (most recent call last):"
 
 
 def _title(text: str) -> bool:
@@ -71,7 +70,7 @@ def _sections(texts: Sequence[str]) -> list[tuple[int, int]]:
         while end < len(texts) and (not _RULE.match(texts[end]) or _ENTRY_SEP.match(texts[end])):
             end += 1
         body = texts[k + 1 : end]
-        if any(t.strip() == _HEAD or t.lstrip().startswith('File "') for t in body):
+        if any(t.strip() == TB_HEAD or t.lstrip().startswith('File "') for t in body):
             continue  # Python's own traceback (--tb=native): parsed as it is
         if any(_SHORT.match(t) or _LONG.match(t) for t in body):
             out.append((k, end))
@@ -84,7 +83,7 @@ def _frame(rec: Record, m: re.Match[str], func: str) -> Record:
 
 def _rewrite(records: Sequence[Record], texts: Sequence[str]) -> list[Record]:
     """One section (title first) as a plain traceback."""
-    out = [replace(records[0], text=_HEAD)]
+    out = [replace(records[0], text=TB_HEAD)]
     func = mark = None
     held: list[Record] = []  # exception lines printed before their frame's location
     code_next = False  # the line after a short entry's location is its source line
@@ -92,8 +91,8 @@ def _rewrite(records: Sequence[Record], texts: Sequence[str]) -> list[Record]:
     for rec, text in zip(records[1:], texts[1:]):
         if not text.strip() or _ENTRY_SEP.match(text):
             continue
-        if text.startswith(_CHAIN):
-            out += held + [rec, replace(rec, text=_HEAD)]
+        if text in (CAUSE, CONTEXT):  # the lines the lexer takes for a chain
+            out += held + [rec, replace(rec, text=TB_HEAD)]
             held, func, mark, given = [], None, None, False
             continue
         m = _SHORT.match(text)
