@@ -69,6 +69,11 @@ def choose_category(origin: Origin, near: list[Near], threshold: float) -> tuple
     return guess_category(origin), None
 
 
+def _refusals(d: Diagnosis, failures: Failures) -> list[Origin]:
+    """The requests the server refused with 4xx whose lines ``d`` holds."""
+    return [r for r in failures.refused if explains(d, r)]
+
+
 def _refused_after(
     diags: list[Diagnosis], causes: list[Diagnosis], failures: Failures
 ) -> list[Diagnosis]:
@@ -81,7 +86,7 @@ def _refused_after(
         if d not in causes
         and not d.secondary
         and d.severity in ERROR_LEVEL
-        and any(explains(d, r) for r in failures.refused)
+        and _refusals(d, failures)
     ]
     for d in refused:
         d.severity = "warning"
@@ -234,7 +239,7 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
     if origin is None:
         for d in diags:
-            refused = [r for r in failures.refused if explains(d, r)]
+            refused = _refusals(d, failures)
             if refused and d.severity in ERROR_LEVEL and refused_them_all(doc):
                 d.notes.insert(
                     0,
