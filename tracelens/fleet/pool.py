@@ -18,6 +18,26 @@ from tracelens.incidents.store import Recorded, Store
 LOG_SUFFIXES = (".log", ".txt", ".out", ".err", "")
 """File name endings searched for in a folder (no ending: ``stdout``, ``rank0``); the content
 decides whether each is a log."""
+_PACKED = (".gz", ".bz2", ".xz", ".zst")
+"""Endings of compressed files, looked through for the name's own ending."""
+
+
+def _log_name(name: str) -> bool:
+    """Whether a file of this name is searched for in a folder: a log ending, also behind a
+    rotation number and a compression ending (``job.log.1``, ``rank0.log.gz``,
+    ``job.log.2.gz``).
+
+    >>> [n for n in ("a.log", "a.log.1.gz", "stdout.xz", "a.json", "a.json.gz") if _log_name(n)]
+    ['a.log', 'a.log.1.gz', 'stdout.xz']
+    """
+    if name.startswith("."):
+        return False
+    stem, suffix = os.path.splitext(name.lower())
+    if suffix in _PACKED:
+        stem, suffix = os.path.splitext(stem)
+    if suffix[1:].isdigit():  # a rotated log
+        stem, suffix = os.path.splitext(stem)
+    return suffix in LOG_SUFFIXES
 
 
 def log_files(paths: Iterable[str]) -> tuple[list[str], list[str]]:
@@ -32,7 +52,7 @@ def log_files(paths: Iterable[str]) -> tuple[list[str], list[str]]:
             for root, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 for name in names:
-                    if not name.startswith(".") and Path(name).suffix.lower() in LOG_SUFFIXES:
+                    if _log_name(name):
                         found.append(os.path.join(root, name))
             files += sorted(f for f in found if os.path.isfile(f))
         elif path.exists():

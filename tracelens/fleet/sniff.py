@@ -3,7 +3,7 @@ called anything (``*.log``, ``*.txt``, ``*.out``, ``*.err``, no extension), and 
 ``requirements.txt`` are not logs.
 
 The check errs towards "a log": a file is skipped only when its first bytes are clearly
-something else (empty, binary, compressed, an image, a JSON document, a requirements list,
+something else (empty, binary, an image, a JSON document, a requirements list,
 environment variables, a PyTorch environment report, a YAML document). A text file that shows
 any sign of a log (a timestamp or a level at the start of a line, a process tag, a traceback,
 an exception line, a failure line of :mod:`tracelens.read.failures`) is a log, and so is any
@@ -23,6 +23,7 @@ import json
 import re
 
 from tracelens.read.failures import failure_kind
+from tracelens.read.formats import NOT_LOGS
 from tracelens.read.logread import decode, sniff_encoding
 
 HEAD = 64 << 10
@@ -30,28 +31,9 @@ HEAD = 64 << 10
 SAMPLE = 4 << 10
 """Bytes looked at for binary content."""
 
-MAGIC: tuple[tuple[int, bytes, str], ...] = (
-    (0, b"\x89PNG\r\n\x1a\n", "a PNG image"),
-    (0, b"\xff\xd8\xff", "a JPEG image"),
-    (0, b"GIF87a", "a GIF image"),
-    (0, b"GIF89a", "a GIF image"),
-    (0, b"II*\x00", "a TIFF image"),
-    (0, b"MM\x00*", "a TIFF image"),
-    (8, b"WEBP", "a WebP image"),
-    (0, b"%PDF-", "a PDF document"),
-    (0, b"PK\x03\x04", "a zip archive"),
-    (0, b"7z\xbc\xaf\x27\x1c", "a 7-zip archive"),
-    (257, b"ustar", "a tar archive"),
-    (0, b"\x1f\x8b", "gzip-compressed (decompress it first)"),
-    (4, b"1AY&SY", "bzip2-compressed (decompress it first)"),
-    (0, b"\xfd7zXZ\x00", "xz-compressed (decompress it first)"),
-    (0, b"\x28\xb5\x2f\xfd", "zstd-compressed (decompress it first)"),
-    (0, b"\x7fELF", "an executable (ELF)"),
-    (0, b"SQLite format 3\x00", "an SQLite database"),
-    (0, b"PAR1", "a Parquet file"),
-    (0, b"\x93NUMPY", "a NumPy array"),
-)
-"""(offset, bytes, what the file is): file formats recognised by their first bytes."""
+MAGIC = NOT_LOGS
+"""(offset, bytes, what the file is): file formats recognised by their first bytes (a
+compressed log is decompressed before it is looked at: :mod:`tracelens.read.formats`)."""
 
 _BAD = re.compile("[\ufffd\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 """Characters text does not hold: undecodable bytes and control characters (tab, newline,

@@ -8,6 +8,7 @@ rules the parent already loaded. Everything an outcome carries is already redact
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import stat
@@ -16,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from tracelens.fleet.sniff import HEAD, not_a_log
+from tracelens.read.formats import HEAD as FORMAT_HEAD
+from tracelens.read.formats import Unreadable, compression, decompress
+from tracelens.read.scan import STREAM_LIMIT
 
 WHOLE_LIMIT = 8 << 20
 """A log up to this size is read into memory once (hash and diagnosis); a larger one is hashed
@@ -178,6 +182,14 @@ def diagnose_data(data: bytes, source: str, size: int | None = None) -> Outcome:
     from tracelens import engine
 
     outcome = Outcome(source)
+    kind = compression(data[:FORMAT_HEAD])
+    if kind is not None:  # a compressed log: what it holds is the log
+        out = io.BytesIO()
+        try:
+            decompress(kind, io.BytesIO(data), out.write, STREAM_LIMIT)
+        except Unreadable as exc:
+            return _failed(outcome, f"{source}: {exc}")
+        data, size = out.getvalue(), None
     reason = not_a_log(data[:HEAD], len(data) if size is None else size)
     if reason is not None:
         outcome.not_log = reason
@@ -209,7 +221,8 @@ def diagnose_path(path: str) -> Outcome:
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             head = fh.read(HEAD)
-            if st.st_size <= WHOLE_LIMIT:
+            if st.st_size <= WHOLE_LIMIT or compression(head[:FORMAT_HEAD]):
+                # (a compressed log is decompressed in memory, up to the stream cap)
                 data = head + fh.read()
                 return diagnose_data(data, source, len(data))
             reason = not_a_log(head, st.st_size)

@@ -13,7 +13,8 @@ tracelens is imported, instead of after. Building the pattern set needs the fact
 (:func:`remember`, a small file in the cache folder, keyed by the sources that define it), and
 :func:`take` hands the running scan over only if that set is the current one; otherwise the
 early processes are stopped and the log is scanned again. This module imports nothing of
-tracelens beyond :mod:`tracelens.paths` and :mod:`tracelens.read.multiscan`.
+tracelens beyond :mod:`tracelens.paths`, :mod:`tracelens.read.formats` and
+:mod:`tracelens.read.multiscan`.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from collections.abc import Callable, Sequence
 from typing import BinaryIO
 
 import re2
+
+from tracelens.read import formats
 
 CHUNK = 8 << 20
 """Bytes read and searched at a time."""
@@ -333,6 +336,11 @@ def start_early(args: Sequence[str]) -> None:
             return
         fp = open(path, "rb")  # noqa: SIM115  (handed over by take(), closed by its reader)
         try:
+            head = fp.read(formats.HEAD)
+            if formats.compression(head) or formats.not_a_log(head):  # read by open_input
+                fp.close()
+                return
+            fp.seek(0)
             total = os.fstat(fp.fileno()).st_size
             workers = _parallel_ok(fp, total)
             if workers < 2:

@@ -19,7 +19,7 @@ from typing import BinaryIO, cast
 import re2
 
 from tracelens.facts import SCAN_PATTERNS as FACT_PATTERNS
-from tracelens.read import prescan
+from tracelens.read import formats, prescan
 from tracelens.read.failures import TRIGGERS
 from tracelens.read.prescan import (
     Hit,
@@ -72,7 +72,52 @@ FIFO_WAIT = 10.0
 def open_input(path: str) -> tuple[BinaryIO, int, str]:
     """Open a path or ``-``. A regular file is read where it lies; anything else (stdin, a
     pipe such as ``<(cmd)``, a FIFO, a device) is read once as a stream, up to
-    :data:`STREAM_LIMIT` bytes, into a spool that can be read twice. Raises InputError."""
+    :data:`STREAM_LIMIT` bytes, into a spool that can be read twice. A compressed log (gzip,
+    bzip2, xz, zstd) is read through its decompressor into a spool; a file whose first bytes
+    say it is no log (an image, an archive, an executable) is refused. Raises InputError."""
+    fp, size, name = _open_raw(path)
+    try:
+        head = fp.read(formats.HEAD)
+        fp.seek(0)
+        kind = formats.compression(head)
+        if kind is not None:
+            fp, size = _decompressed(kind, fp, name)
+            head = fp.read(formats.HEAD)
+            fp.seek(0)
+        what = formats.not_a_log(head)
+        if what is not None:
+            raise InputError(f"{name}: not a log: {what}")
+    except OSError as exc:
+        fp.close()
+        raise InputError(f"{name}: read failed ({exc.strerror or exc})") from None
+    except BaseException:
+        fp.close()
+        raise
+    return fp, size, name
+
+
+def _decompressed(kind: str, src: BinaryIO, name: str) -> tuple[BinaryIO, int]:
+    """A compressed input decompressed into a spool (memory, then a temporary file), up to
+    :data:`STREAM_LIMIT` bytes; ``src`` is closed."""
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=FULL_PARSE_LIMIT)
+    try:
+        with src:
+            size, notice = formats.decompress(kind, src, spool.write, STREAM_LIMIT)
+    except formats.Unreadable as exc:
+        spool.close()
+        raise InputError(f"{name}: {exc}") from None
+    except BaseException:
+        spool.close()
+        raise
+    if notice:
+        _notice(f"{name}: {notice}")
+    spool.seek(0)
+    return cast(BinaryIO, spool), size
+
+
+def _open_raw(path: str) -> tuple[BinaryIO, int, str]:
     if path == "-":
         stdin = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else sys.stdin
         return _spool(cast(BinaryIO, stdin), "<stdin>")
@@ -258,5 +303,14 @@ def read_path(
 
 
 def read_bytes(data: bytes) -> tuple[list[Record], int, bool, str]:
-    """Like :func:`read_records` for bytes already in memory."""
+    """Like :func:`read_records` for bytes already in memory (a compressed log is read
+    through its decompressor, as far as it can be; one that cannot is read as it is)."""
+    kind = formats.compression(data[: formats.HEAD])
+    if kind is not None:
+        out = io.BytesIO()
+        try:
+            formats.decompress(kind, io.BytesIO(data), out.write, STREAM_LIMIT)
+            data = out.getvalue()
+        except formats.Unreadable:
+            pass
     return read_records(io.BytesIO(data), len(data))
