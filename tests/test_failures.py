@@ -88,6 +88,11 @@ NO_RULE_NEEDED = [
         "heldout-r108-02-sglang-054-gb200-pd-decode-deepep-ll-nvshmem-ibgda-devx-uar-unprivileged-container",
         "nccl",
     ),
+    # a Rust panic: since Rust 1.73 its message is on the line after "panicked at FILE:L:C:"
+    (
+        "heldout-r125-03-sglang-router-014-startup-panic-cannot-drop-runtime-in-async-context",
+        "crash",
+    ),
 ]
 
 
@@ -113,3 +118,17 @@ def test_a_failure_line_alone_is_never_reported_healthy(name, kind):
     alarms = [d for d in evaluate(doc, rules, frozenset([own])) if d.severity in ERROR_LEVEL]
     assert alarms, f"{name} reads as healthy without {own}"
     assert not alarms[0].secondary, f"{name}: a symptom first without {own}"
+
+
+def test_a_failure_line_that_ends_in_a_colon_takes_its_message_from_the_next_line():
+    from tracelens import engine
+
+    log = (
+        "2025-06-01 10:00:00  INFO sglang_router_rs::server: starting server on 0.0.0.0:30000\n"
+        "thread 'main' panicked at src/server.rs:210:14:\n"
+        "called `Result::unwrap()` on an `Err` value: Os { code: 98, kind: AddrInUse }\n"
+        "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n"
+    )
+    top = engine.diagnose(log).diagnoses[0]
+    assert top.rule_id == "unrecognized"
+    assert "panicked at src/server.rs:210:14: called `Result::unwrap()`" in top.title

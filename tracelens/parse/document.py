@@ -234,7 +234,12 @@ def _error_lines(
             kind = "level"
         else:
             continue
-        more = _continuation(records, k) if kind == "exception" else []
+        if kind == "exception":
+            more = _continuation(records, k)
+        elif text.rstrip().endswith(":"):  # the message on the next line (a Rust panic)
+            more = _continuation(records, k)[:1]
+        else:
+            more = []
         yield ErrorLine(
             line=rec.line,
             text=text.strip(),

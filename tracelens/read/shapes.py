@@ -315,6 +315,9 @@ SHAPES: tuple[Shape, ...] = (
         r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
         r"\bmalloc\(\): \w|\bcorrupted size vs\. prev_size\b|\bmunmap_chunk\(\): invalid pointer\b|"
         r"\*\*\* stack smashing detected \*\*\*|\bSegfault encountered\b|"
+        # a Rust panic (tokenizers, sglang-router, a Rust extension): 1.73+ puts the message on
+        # the next line, older versions between quotes
+        r"^thread '[^']*' panicked at |"
         # an Apple framework's assertion (Metal / MPS), and the shell reporting the abort
         r": failed assertion `|^(?:zsh|bash|sh): (?:abort|segmentation fault|bus error|illegal hardware instruction)\b|"
         r"^\[\d+\]\s+\d+ (?:abort|segmentation fault|bus error)\s",
@@ -339,6 +342,9 @@ SHAPES: tuple[Shape, ...] = (
             "double free or corruption (out)",
             "free(): invalid pointer",
             "*** stack smashing detected ***: terminated",
+            "thread 'main' panicked at src/main.rs:112:10:",
+            "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 2 }', src/lib.rs:40:9",
+            "thread 'tokio-runtime-worker' panicked at /root/.cargo/registry/src/index.crates.io-6f17d22bba15001f/tokio-1.46.1/src/runtime/blocking/shutdown.rs:51:21:",
         ),
         triggers=(
             b"Segmentation fault",
@@ -358,6 +364,7 @@ SHAPES: tuple[Shape, ...] = (
             b": bus error",
             b": illegal hardware instruction",
             b"terminate called",
+            b"' panicked at ",
             b"exitcode",
             b"exit status",
             b"what():",

@@ -389,7 +389,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
         out.append(
             Origin(
                 line=err.line,
-                text=err.text,
+                text=err.text if etype else " ".join([err.text, *err.more]),
                 stream=err.stream,
                 kind=err.kind,
                 type=etype,
