@@ -235,6 +235,31 @@ CASES = {
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},
     ),
+    "a Hugging Face script's --model_name_or_path": (
+        "accelerate launch sft.py --model_name_or_path Qwen/Qwen2.5-7B-Instruct --bf16 True\n",
+        {"model": "Qwen/Qwen2.5-7B-Instruct", "model_path": None},
+    ),
+    "the dashed flag with '=' (a local path)": (
+        "trl sft --model-name-or-path=/models/llama-3-8b --dataset_name data\n",
+        {"model": "/models/llama-3-8b", "model_path": "/models/llama-3-8b"},
+    ),
+    "a script's argv as a Python list": (
+        "['train.py', '--model_name_or_path', '/models/llama-13b', '--fp16']\n",
+        {"model_path": "/models/llama-13b"},
+    ),
+    "the arguments dataclass's repr": (
+        "ModelConfig(model_name_or_path='meta-llama/Llama-3.1-8B', model_revision='main')\n",
+        {"model": "meta-llama/Llama-3.1-8B"},
+    ),
+    "a YAML config": (
+        "model_name_or_path: /models/Qwen2.5-1.5B-Instruct\n",
+        {"model_path": "/models/Qwen2.5-1.5B-Instruct"},
+    ),
+    "a frame's source line is no model": (
+        "    model = AutoModel.from_pretrained(model_args.model_name_or_path, **kwargs)\n"
+        "    return cls.from_pretrained(pretrained_model_name_or_path=pretrained_model_name_or_path)\n",
+        {"model": None},
+    ),
 }
 
 

@@ -232,6 +232,25 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("exits with return code", r"exits with return code = (?P<v>-?\d+)\s*$", "exit_code", 1),
     _x("Found GPU", r"Found GPU\d+ (?P<v>.+?) which is of cuda capability", "gpu_name", 1),
     _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1, scan=False),
+    # Hugging Face scripts (TRL, the examples, LLaMA-Factory): the command line's
+    # --model_name_or_path (also as a Python list's items), the arguments dataclass's repr,
+    # JSON and YAML configs; never a frame's pretrained_model_name_or_path
+    _x(
+        "odel_name_or_path",
+        r"--model[_-]name[_-]or[_-]path(?:=|'?,?\s+'?)(?P<v>[^\s'\",)\]}]+)|"
+        r"\bmodel_name_or_path(?:\s*=\s*|[\"']\s*:\s*)[\"'](?P<v2>[^\s'\",)\]}]+)|"
+        r"^\s*model_name_or_path:\s+[\"']?(?P<v3>[^\s'\"#]+)",
+        "model",
+        0,
+        scan=False,
+    ),
+    _x(
+        "odel-name-or-path",
+        r"--model-name-or-path(?:=|'?,?\s+'?)(?P<v>[^\s'\",)\]}]+)",
+        "model",
+        0,
+        scan=False,
+    ),
 )
 
 _ROOT_CAUSE_FACTS = frozenset({"failed_rank", "exit_code", "signal", "host"})
@@ -304,7 +323,7 @@ def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
             out.append(
                 Fact(
                     name=ex.name or "",
-                    value=m.group("v").strip(),
+                    value=(m.group("v") or m["v2"] or m["v3"] or "").strip(),
                     line=rec.line,
                     text=_short(text),
                     priority=priority,
