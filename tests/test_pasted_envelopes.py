@@ -32,6 +32,8 @@ NEW = [
     "json-at-message",
     "json-structlog-event",
     "json-exc-info-list",
+    "cloud-logging-export",
+    "loki-query",
 ]
 
 
@@ -227,3 +229,93 @@ def _warned(level: str) -> str:
 def test_a_traceback_logged_under_exc_info_is_handled_as_its_level_says(log, failed):
     rep = report(parse(log.encode()), default_rules())
     assert any(d.severity in ERROR_LEVEL for d in rep.diagnoses) == failed
+
+
+EXPORT_TB = [
+    "Traceback (most recent call last):",
+    '  File "/app/serve.py", line 3, in main',
+    "KeyError: 'x'",
+]
+
+
+@pytest.mark.parametrize(
+    "document,texts",
+    [
+        # Cloud Logging's download: a pretty-printed list, newest first
+        (
+            json.dumps(
+                [
+                    {"textPayload": line, "timestamp": f"2026-01-02T03:04:05.{9 - k}Z"}
+                    for k, line in enumerate(reversed(EXPORT_TB))
+                ],
+                indent=2,
+            ),
+            EXPORT_TB,
+        ),
+        # aws logs filter-log-events: {"events": [...]}, times in milliseconds
+        (
+            json.dumps(
+                {
+                    "events": [
+                        {"timestamp": 1767000000000 + k, "message": line + "\n"}
+                        for k, line in enumerate(EXPORT_TB)
+                    ]
+                }
+            ),
+            EXPORT_TB,
+        ),
+        # Elasticsearch's hits
+        (
+            json.dumps(
+                {
+                    "hits": {
+                        "hits": [
+                            {"_source": {"@timestamp": f"2026-01-02T03:04:0{k}Z", "message": line}}
+                            for k, line in enumerate(EXPORT_TB)
+                        ]
+                    }
+                }
+            ),
+            EXPORT_TB,
+        ),
+        # Loki's query answer: two streams merged by time
+        (
+            json.dumps(
+                {
+                    "data": {
+                        "result": [
+                            {
+                                "stream": {"a": "1"},
+                                "values": [
+                                    ["1767000000000000002", EXPORT_TB[2]],
+                                    ["1767000000000000000", EXPORT_TB[0]],
+                                ],
+                            },
+                            {
+                                "stream": {"a": "2"},
+                                "values": [["1767000000000000001", EXPORT_TB[1]]],
+                            },
+                        ]
+                    }
+                }
+            ),
+            EXPORT_TB,
+        ),
+        # JSON that holds no log records is no log export
+        (json.dumps([1, 2, 3]), None),
+        (json.dumps({"model": "llama", "layers": [{"dim": 4}]}, indent=2), None),
+    ],
+    ids=["cloud-logging", "cloudwatch-events", "elasticsearch", "loki", "numbers", "config"],
+)
+def test_a_log_exported_as_one_json_document_is_read_in_time_order(document, texts):
+    lines = list(enumerate(document.splitlines(), 1))
+    unpacked = jsonlines.unpack(lines, document)
+    assert (None if unpacked is None else [t for _, t in unpacked]) == texts
+
+
+def test_an_export_in_document_order_keeps_the_documents_line_numbers():
+    document = json.dumps([{"textPayload": line} for line in EXPORT_TB], indent=2)
+    unpacked = jsonlines.unpack(list(enumerate(document.splitlines(), 1)), document)
+    where = {text: n for n, text in unpacked}
+    for text, n in where.items():
+        assert json.dumps(text)[1:-1] in document.splitlines()[n - 1]

@@ -76,6 +76,32 @@ def _json_lines(key: str, **extra: str) -> Callable[[bytes], bytes]:
     return apply
 
 
+def _export(kind: str) -> Callable[[bytes], bytes]:
+    """The log as one JSON document an export gives, newest record first: Cloud Logging's
+    download or ``gcloud logging read --format=json`` (a pretty-printed list of entries with
+    ``textPayload``), or Loki's query answer (``data.result[].values`` of [time, line])."""
+
+    def apply(raw: bytes) -> bytes:
+        text = raw.decode("utf-8", "replace").replace("\r\n", "\n")
+        lines = text.split("\n")[:-1] if text.endswith("\n") else text.split("\n")
+        if kind == "loki":
+            values = [[str(1764590400_000000000 + k * 1000), line] for k, line in enumerate(lines)]
+            result = [{"stream": {"pod": "worker-0"}, "values": values[::-1]}]
+            return json.dumps({"status": "success", "data": {"result": result}}).encode()
+        entries = [
+            {
+                "textPayload": line,
+                "resource": {"type": "k8s_container", "labels": {"pod_name": "worker-0"}},
+                "timestamp": f"2025-12-01T12:00:{k // 1000000:02d}.{k % 1000000:06d}Z",
+                "severity": "DEFAULT",
+            }
+            for k, line in enumerate(lines)
+        ]
+        return json.dumps(entries[::-1], indent=2).encode()
+
+    return apply
+
+
 def _in_traceback(line: str, inside: bool) -> tuple[bool, bool]:
     """(this line is part of a traceback, the traceback goes on after it)."""
     if line.startswith("Traceback (most recent call last)"):
@@ -126,4 +152,6 @@ TRANSFORMS: tuple[tuple[str, Callable[[bytes], bytes]], ...] = (
     ("json-at-message", _json_lines("@message", **{"@timestamp": "2025-11-20T13:00:01Z"})),
     ("json-structlog-event", _json_lines("event", level="info", logger="trainer")),
     ("json-exc-info-list", _json_exc_info),
+    ("cloud-logging-export", _export("cloud-logging")),
+    ("loki-query", _export("loki")),
 )

@@ -130,19 +130,125 @@ def _text(obj: dict) -> str | None:
     return text
 
 
-def unpack(lines: list[tuple[int, str]]) -> list[tuple[int, str]] | None:
+def unpack(lines: list[tuple[int, str]], text: str = "") -> list[tuple[int, str]] | None:
     """The lines of the text each JSON object holds (an object's text of several lines keeps
-    its line's number), or ``None`` when the log's first line is no such object."""
+    its line's number), or ``None`` when the log's first line is no such object; with the
+    log's ``text``, a log exported as one JSON document (:func:`unpack_document`) too."""
     first = next((raw for _, raw in lines if raw.strip()), "")
     obj = _entry(first)
     if obj is None or _text(obj) is None:
-        return None
+        return unpack_document(text) if text else None
     out: list[tuple[int, str]] = []
     for n, raw in lines:
         obj = _entry(raw)
-        text = _text(obj) if obj is not None else None
-        if text is None:
+        held = _text(obj) if obj is not None else None
+        if held is None:
             out.append((n, raw))
         else:
-            out.extend((n, part) for part in text.split("\n"))
+            out.extend((n, part) for part in held.split("\n"))
+    return out
+
+
+_LISTS = ("entries", "events", "logs", "records", "items", "results", "data")
+"""Keys under which an export keeps its list of records (Cloud Logging's API ``entries``,
+``aws logs filter-log-events``'s ``events`` ...)."""
+_TIME_KEYS = ("timestamp", "@timestamp", "time", "receiveTimestamp", "__REALTIME_TIMESTAMP", "ts")
+
+
+def _records_of(doc: object) -> list[tuple[object, str]] | None:
+    """(time, text) of each record an exported JSON document holds: a list of records (Cloud
+    Logging's download, ``gcloud logging read --format=json``), an object with such a list
+    (``entries``, ``events`` ...), Elasticsearch's ``hits.hits[]._source``, Loki's query answer
+    (``data.result[].values`` of [time, line] pairs)."""
+    if isinstance(doc, dict):
+        hits = doc.get("hits")
+        if isinstance(hits, dict) and isinstance(hits.get("hits"), list):
+            doc = [h.get("_source") for h in hits["hits"] if isinstance(h, dict)]
+        elif isinstance(doc.get("data"), dict) and isinstance(doc["data"].get("result"), list):
+            pairs = [
+                (v[0], v[1])
+                for s in doc["data"]["result"]
+                if isinstance(s, dict)
+                for v in s.get("values") or []
+                if isinstance(v, list) and len(v) >= 2 and isinstance(v[1], str)
+            ]
+            return [(int(t) if str(t).isdigit() else t, line) for t, line in pairs] or None
+        else:
+            doc = next((doc[k] for k in _LISTS if isinstance(doc.get(k), list)), None)
+    if not isinstance(doc, list) or not doc:
+        return None
+    out = []
+    for obj in doc:
+        text = _text(obj) if isinstance(obj, dict) else None
+        if text is None:
+            return None  # not a list of log records
+        stamp = next((obj[k] for k in _TIME_KEYS if obj.get(k) not in (None, "")), None)
+        out.append((stamp, text))
+    return out
+
+
+def _sort_key(stamp: object) -> float | None:
+    """A record's time as a number (epoch integers kept whole: Loki's are nanoseconds)."""
+    if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+        return stamp
+    if isinstance(stamp, str):
+        if stamp.isdigit():
+            return int(stamp)
+        from datetime import datetime
+
+        try:
+            return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+def unpack_document(text: str) -> list[tuple[int, str]] | None:
+    """The lines of a log exported as one JSON document (pretty-printed or not), in time
+    order: exports list the newest record first as often as not. Each record's lines are
+    numbered from the document's line where that record's text is, while the records keep the
+    document's order; put in time order they are numbered one record a line from 1. ``None``
+    when the text is no such document.
+
+    >>> unpack_document('[{"textPayload": "b", "timestamp": "2026-01-02T03:04:05.2Z"},'
+    ...                 ' {"textPayload": "a", "timestamp": "2026-01-02T03:04:05.15Z"}]')
+    [(1, 'a'), (2, 'b')]
+    """
+    import json
+
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    records = _records_of(doc)
+    if records is None:
+        return None
+    keys = [_sort_key(stamp) for stamp, _ in records]
+    order = list(range(len(records)))
+    if all(k is not None for k in keys):
+        order.sort(key=lambda i: keys[i])  # type: ignore[arg-type,return-value]
+    if order == list(range(len(records))):
+        where = _lines_of([t for _, t in records], text)
+    else:
+        where = list(range(1, len(records) + 1))
+    out: list[tuple[int, str]] = []
+    for n, i in zip(where, order):
+        out.extend((n, part) for part in records[i][1].split("\n"))
+    return out
+
+
+def _lines_of(texts: list[str], doc: str) -> list[int]:
+    """The document's line number of each record's text (found in turn as JSON writes it);
+    one record a line from 1 when a text cannot be found."""
+    import json
+
+    out, pos, line = [], 0, 1
+    for t in texts:
+        encoded = json.dumps(t.split("\n")[0])[1:-1]
+        at = doc.find(encoded, pos) if encoded else -1
+        if at < 0:
+            return list(range(1, len(texts) + 1))
+        line += doc.count("\n", pos, at)
+        out.append(line)
+        pos = at
     return out

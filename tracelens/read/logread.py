@@ -473,7 +473,7 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
         lines = quoted.dedent(quoted.unquote(lines))
         text = "\n".join(raw for _, raw in lines)
         head = text[:256].lstrip()[:1]
-    if head == "{" and (unpacked := _jsonlines().unpack(lines)) is not None:
+    if head in ("{", "[") and (unpacked := _jsonlines().unpack(lines, text)) is not None:
         lines = unpacked
         text = "\n".join(raw for _, raw in lines)
     lines = rewrap.join_cut_lines(lines)
