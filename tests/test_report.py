@@ -38,6 +38,19 @@ def test_json_verdict(log, verdict, unrecognized, capsys):
     assert data["verdict"] == verdict and data["unrecognized"] is unrecognized
 
 
+@pytest.mark.parametrize("content", [b"", b"\n  \n\t\n"], ids=["no-bytes", "blank-lines"])
+@pytest.mark.parametrize("fmt", ["text", "markdown", "jira", "json"])
+def test_an_empty_log_is_said_to_be_empty_not_healthy(tmp_path, capsys, content, fmt):
+    log = tmp_path / "job.log"
+    log.write_bytes(content)
+    assert main(["diagnose", str(log), "--format", fmt]) == 0
+    out = capsys.readouterr().out
+    if fmt == "json":
+        assert json.loads(out)["verdict"] == "empty"
+    else:
+        assert "The log is empty" in out and "Nothing is wrong" not in out
+
+
 @pytest.mark.parametrize(
     "log,level,code",
     [

@@ -414,10 +414,19 @@ class Report:
 
     @property
     def verdict(self) -> str:
-        """``failed`` (an error-level diagnosis), ``warnings`` (only warnings) or ``healthy``."""
+        """``failed`` (an error-level diagnosis), ``warnings`` (only warnings), ``healthy``, or
+        ``empty`` (the log held nothing but blank lines: no evidence of health)."""
         if any(d.severity in ERROR_LEVEL for d in self.diagnoses):
             return "failed"
-        return "warnings" if self.diagnoses else "healthy"
+        if self.diagnoses:
+            return "warnings"
+        doc = self.document
+        # (a stored report keeps no records: its line count says whether there were lines)
+        if doc is not None and (
+            doc.line_count == 0 or (doc.records and not any(r.text.strip() for r in doc.records))
+        ):
+            return "empty"
+        return "healthy"
 
     @property
     def unrecognized(self) -> bool:

@@ -161,3 +161,14 @@ def md_facts_table(rows: list[tuple[str, str]]) -> list[str]:
     if not rows:
         return []
     return ["| fact | value |", "|---|---|"] + [f"| {md_line(n)} | {md_code(v)} |" for n, v in rows]
+
+
+EMPTY_LOG = (
+    "The log is empty: there is nothing to diagnose (a job that printed nothing yet, or the wrong "
+    "file or stream)."
+)
+
+
+def empty_log(report: Report) -> bool:
+    """The log held nothing but blank lines (not evidence of a healthy run)."""
+    return report.verdict == "empty"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tracelens.models import Report
 from tracelens.render.common import (
+    EMPTY_LOG,
+    empty_log,
     important_facts,
     jira_block,
     jira_link,
@@ -16,7 +18,9 @@ _code = jira_block
 
 def render_jira(report: Report) -> str:
     out = [f"h2. tracelens: {jira_text(report.source)}", "", jira_text(summary_counts(report)), ""]
-    if not report.diagnoses:
+    if empty_log(report):
+        out.append(f"*{EMPTY_LOG}*")
+    elif not report.diagnoses:
         out.append("*No known failure matched.*")
     for k, d in enumerate(report.diagnoses, 1):
         out += [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from tracelens.models import Report, to_dict
 from tracelens.render.common import (
+    EMPTY_LOG,
+    empty_log,
     fence,
     important_facts,
     md_code,
@@ -18,7 +20,9 @@ from tracelens.render.common import (
 
 def render_markdown(report: Report) -> str:
     out = [f"## tracelens: {md_line(report.source)}", "", md_text(summary_counts(report)), ""]
-    if not report.diagnoses:
+    if empty_log(report):
+        out.append(f"**{EMPTY_LOG}**")
+    elif not report.diagnoses:
         out.append("**No known failure matched.**")
     for k, d in enumerate(report.diagnoses, 1):
         kind = "symptom" if d.secondary else "root cause"

@@ -6,7 +6,7 @@ import re
 import textwrap
 
 from tracelens.models import Diagnosis, Report
-from tracelens.render.common import important_facts, summary_line
+from tracelens.render.common import EMPTY_LOG, empty_log, important_facts, summary_line
 
 _FG = {"red": 31, "yellow": 33, "cyan": 36, "white": 37}
 
@@ -129,7 +129,9 @@ def render_text(report: Report, color: bool = False, *, full: bool = False, widt
         lines.append("")
         from tracelens.parse.lifecycle import stop_requested_line, teardown_only
 
-        if teardown_only(doc):
+        if empty_log(report):
+            lines.append(EMPTY_LOG)
+        elif teardown_only(doc):
             lines.append(
                 f"Nothing is wrong: the process was asked to stop at line {stop_requested_line(doc)}; "
                 f"the {len(doc.tracebacks)} traceback(s) after it are part of the shutdown."
