@@ -405,6 +405,48 @@ CASES = [
         f"{SITE}/torch/autograd/graph.py",
         "compile-failure",
     ),
+    (
+        "cuda-forward-compat",
+        "exception",
+        "RuntimeError",
+        "Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions before "
+        "calling NumCudaDevices() that might have already set an error? Error 804: forward "
+        "compatibility was attempted on non supported HW",
+        f"{SITE}/torch/cuda/__init__.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "invalid-device-ordinal",
+        "exception",
+        "AssertionError",
+        "Failed to initialize custom process group: CUDA error: invalid device ordinal",
+        f"{SITE}/sglang/srt/model_executor/model_runner.py",
+        "config-invalid",
+    ),
+    (
+        "slurm-request",
+        "slurm",
+        "",
+        "sbatch: error: Batch job submission failed: Requested node configuration is not available",
+        "",
+        "config-invalid",
+    ),
+    (
+        "jit-build",
+        "exception",
+        "RuntimeError",
+        "Ninja build failed. Ninja output: ninja: Entering directory `/root/.cache/flashinfer/cached_ops'",
+        f"{SITE}/flashinfer/jit/cpp_ext.py",
+        "compile-failure",
+    ),
+    (
+        "checkpoint-keys",
+        "exception",
+        "RuntimeError",
+        "Missing key in checkpoint state_dict: model.layers.0.attention.wq.weight.",
+        f"{SITE}/torch/distributed/checkpoint/default_planner.py",
+        "tensor-mismatch",
+    ),
 ]
 
 

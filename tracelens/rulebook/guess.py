@@ -258,10 +258,34 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"TPU initialization failed|"
                 r"no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|"
                 r"CUDA driver version is insufficient|\brequires a GPU\b|Device acquire failed|"
-                r"runtime cannot be initialized|\bno \w+ devices? (?:is |are )?(?:available|found)\b",
+                r"runtime cannot be initialized|\bno \w+ devices? (?:is |are )?(?:available|found)\b|"
+                # the driver or the container runtime, not the code: CUDA's forward
+                # compatibility on a GPU without it (Error 804), a CDI device the runtime cannot
+                # resolve
+                r"Unexpected error from cudaGetDeviceCount|forward compatibility was attempted|"
+                r"unresolvable CDI devices?",
                 re.I,
             ),
             "cuda-driver-mismatch",
+        ),
+        # a device index or a scheduler request that does not fit what the machine has
+        (
+            re.compile(
+                r"invalid device ordinal|Requested node configuration is not available|"
+                r"Batch job submission failed",
+                re.I,
+            ),
+            "config-invalid",
+        ),
+        # a JIT or extension build that failed (whatever kernel library it builds)
+        (
+            re.compile(r"Ninja build failed|ninja: build stopped|Error building extension '"),
+            "compile-failure",
+        ),
+        # a checkpoint whose keys do not fit the model (not a damaged file)
+        (
+            re.compile(r"(?:Missing|Unexpected) keys? ?(?:\(s\) )?in (?:checkpoint )?state_dict"),
+            "tensor-mismatch",
         ),
         (
             re.compile(
