@@ -271,3 +271,44 @@ def test_a_command_imports_its_own_module_only(argv, imported, not_imported, tmp
     assert code == "0", out.stderr
     assert imported <= set(modules)
     assert not (not_imported & set(modules))
+
+
+OOM_LOG = ROOT / "corpus" / "captured" / "gpu" / "oom-batch-too-large.log"
+WATCHDOG = sorted((ROOT / "corpus" / "incidents").glob("*watchdog*timeout*.log"))[0]
+
+
+def test_several_logs_are_each_diagnosed_after_a_summary_failures_first():
+    res = invoke("diagnose", str(HEALTHY[0]), str(OOM_LOG))
+    assert res.returncode == 0
+    out = res.stdout.decode()
+    head = out.splitlines()[:3]
+    assert head[0].startswith("tracelens: 2 logs; start with") and str(OOM_LOG) in head[0]
+    assert head[1].strip().startswith(f"{OOM_LOG}: failed: GPU out of memory")
+    assert head[2].strip() == f"{HEALTHY[0]}: healthy"
+    # then each log's own report, the failing one first
+    assert out.index(f"tracelens: {OOM_LOG}: ") < out.index(f"tracelens: {HEALTHY[0]}: ")
+
+
+def test_several_logs_in_json_are_a_list_of_reports_in_the_same_order():
+    res = invoke("diagnose", "--format", "json", str(HEALTHY[0]), str(WATCHDOG), str(OOM_LOG))
+    data = json.loads(res.stdout)
+    assert isinstance(data, list) and len(data) == 3
+    assert [d["source"] for d in data][-1] == str(HEALTHY[0])
+    assert all({"verdict", "diagnoses", "facts"} <= set(d) for d in data)
+
+
+def test_several_logs_gate_on_any_and_name_an_unreadable_one_then_exit_2(tmp_path):
+    assert invoke("diagnose", "--fail-on", "error", str(HEALTHY[0]), str(OOM_LOG)).returncode == 1
+    assert (
+        invoke("diagnose", "--fail-on", "error", str(HEALTHY[0]), str(HEALTHY[1])).returncode == 0
+    )
+    missing = tmp_path / "rank3.log"
+    res = invoke("diagnose", str(OOM_LOG), str(missing))
+    assert res.returncode == 2
+    assert res.stderr.decode().strip() == f"tracelens: {missing}: no such file"
+    assert f"tracelens: {OOM_LOG}: " in res.stdout.decode()
+
+
+def test_stdin_is_read_once_among_several_logs():
+    res = invoke("diagnose", "-", "-")
+    assert res.returncode == 2 and "stdin ('-') can be read only once" in res.stderr.decode()

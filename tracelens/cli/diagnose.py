@@ -23,7 +23,7 @@ from tracelens.cli.app import (
 
 
 @click.command()
-@click.argument("log", default="-", metavar="[FILE|-]")
+@click.argument("logs", nargs=-1, metavar="[FILE...|-]")
 @click.option(
     "--format",
     "fmt",
@@ -67,7 +67,7 @@ from tracelens.cli.app import (
     help="Text report: every diagnosis with all its evidence, remedies and references (default: compact).",
 )
 def diagnose(
-    log: str,
+    logs: tuple[str, ...],
     fmt: str,
     rules_dirs: tuple[str, ...],
     fail_on: str | None,
@@ -80,12 +80,21 @@ def diagnose(
 ) -> None:
     """Diagnose a crash log: root cause, evidence lines, remedies.
 
-    When an incident database exists, the most similar past incidents are listed too.
+    When an incident database exists, the most similar past incidents are listed too. Several
+    logs of one job (one a rank or a node) are diagnosed each in turn, after a summary that
+    lists the failures before the symptoms (JSON: a list of reports).
 
     Example:
 
         tracelens diagnose server.log --format json
+        tracelens diagnose logs/rank*.log
     """
+    if len(logs) > 1:
+        _diagnose_many(
+            logs, fmt, rules_dirs, fail_on, color, save, db_path, redact_regex, no_redact, full
+        )
+        return
+    log = logs[0] if logs else "-"
     early = _open(log)  # a large log starts being scanned while the rest is imported
     from tracelens.engine import report
     from tracelens.render import render
@@ -95,9 +104,7 @@ def diagnose(
     rep = report(doc, rules)
     _with_history(rep, db_path, save, redact_regex, no_redact)
     use_color = sys.stdout.isatty() if color is None else color
-    failing = fail_on is not None and any(
-        SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
-    )
+    failing = _trips(rep, fail_on)
     try:
         if fmt == "json":  # written as it is encoded: a huge report is never one string in memory
             from tracelens.render.jsonout import write_json
@@ -116,6 +123,63 @@ def diagnose(
     except BrokenPipeError:  # a reader that stopped early (`| head`): the gate still counts
         quiet_stdout()
     if failing:
+        sys.exit(1)
+
+
+def _trips(rep, fail_on: str | None) -> bool:
+    """Whether ``--fail-on`` trips on this report."""
+    return fail_on is not None and any(
+        SEVERITY_ORDER[d.severity] >= SEVERITY_ORDER[fail_on] for d in rep.diagnoses
+    )
+
+
+def _diagnose_many(
+    logs, fmt, rules_dirs, fail_on, color, save, db_path, redact_regex, no_redact, full
+) -> None:
+    """Several logs: each read and diagnosed in turn (one that cannot be read is named on
+    stderr, and the command exits 2 after the others); a summary first, failures before
+    symptoms."""
+    from tracelens.engine import report
+    from tracelens.render import render
+    from tracelens.render.common import many_summary, ranked
+
+    if list(logs).count("-") > 1:
+        raise Failure("stdin ('-') can be read only once")
+    rules = _load_rules(rules_dirs)
+    reports, unreadable = [], False
+    for log in logs:
+        try:
+            rep = report(_read(log, _open(log)), rules)
+            _with_history(rep, db_path, save, redact_regex, no_redact)
+        except Failure as exc:
+            exc.show()
+            unreadable = True
+            continue
+        reports.append(rep)
+    reports = ranked(reports)  # the log to read first on top, in every format
+    use_color = sys.stdout.isatty() if color is None else color
+    try:
+        if fmt == "json":
+            from tracelens.render.jsonout import write_json_list
+
+            write_json_list(reports, sys.stdout)
+        else:
+            width = 0
+            if sys.stdout.isatty():
+                import shutil
+
+                width = shutil.get_terminal_size(fallback=(100, 24)).columns - 1
+            parts = [many_summary(reports, fmt)]
+            parts += [
+                render(rep, fmt, color=use_color and fmt == "text", full=full, width=width)
+                for rep in reports
+            ]
+            echo("\n\n".join(parts), keep_ansi=use_color)
+    except BrokenPipeError:
+        quiet_stdout()
+    if unreadable:
+        sys.exit(2)
+    if any(_trips(rep, fail_on) for rep in reports):
         sys.exit(1)
 
 

@@ -172,3 +172,47 @@ EMPTY_LOG = (
 def empty_log(report: Report) -> bool:
     """The log held nothing but blank lines (not evidence of a healthy run)."""
     return report.verdict == "empty"
+
+
+def _rank_of(report: Report) -> int:
+    """Where a log's report goes in a summary of several: failing logs whose first diagnosis
+    is a cause, then failing logs that show only a symptom, then warnings, then the rest."""
+    verdict = report.verdict
+    if verdict == "failed":
+        return 0 if not report.diagnoses[0].secondary else 1
+    return 2 if verdict == "warnings" else 3
+
+
+def ranked(reports: list[Report]) -> list[Report]:
+    """Reports on several logs, failures whose first diagnosis is a cause first, then
+    symptoms, warnings and the rest (the order given kept within each)."""
+    return sorted(reports, key=_rank_of)
+
+
+def many_summary(reports: list[Report], fmt: str = "text") -> str:
+    """The first lines of a report on several logs: each log's verdict and first diagnosis,
+    failures before symptoms (the log to read first on top).
+
+    >>> many_summary([])
+    'tracelens: 0 logs'
+    """
+    ordered = ranked(reports)
+    lines = []
+    for rep in ordered:
+        top = rep.diagnoses[0] if rep.diagnoses else None
+        what = (
+            f"{top.title} ({top.category}, {'symptom' if top.secondary else 'cause'})"
+            if top
+            else ""
+        )
+        lines.append(f"{rep.source}: {rep.verdict}" + (f": {what}" if what else ""))
+    head = f"tracelens: {len(reports)} logs"
+    if ordered and _rank_of(ordered[0]) == 0 and len(reports) > 1:
+        head += f"; start with {ordered[0].source}, the first that shows a failure's cause"
+    if fmt == "markdown":
+        return "\n".join([f"## {md_line(head)}", ""] + [f"- {md_text(line)}" for line in lines])
+    if fmt == "jira":
+        return "\n".join(
+            [f"h2. {jira_text(head)}", ""] + [f"* {jira_text(line)}" for line in lines]
+        )
+    return "\n".join([head] + [f"  {line}" for line in lines])

@@ -38,5 +38,15 @@ def write_json(report: Report, stream: TextIO) -> None:
     stream.flush()
 
 
+def write_json_list(reports: list[Report], stream: TextIO) -> None:
+    """Several JSON reports as one JSON list, each written as it is encoded."""
+    stream.write("[")
+    for k, report in enumerate(reports):
+        stream.write(",\n" if k else "\n")
+        json.dump(report_dict(report), stream, indent=2, ensure_ascii=False)
+    stream.write("\n]\n" if reports else "]\n")
+    stream.flush()
+
+
 def render_json(report: Report) -> str:
     return json.dumps(report_dict(report), indent=2, ensure_ascii=False)
