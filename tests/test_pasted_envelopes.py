@@ -303,9 +303,18 @@ EXPORT_TB = [
         ),
         # JSON that holds no log records is no log export
         (json.dumps([1, 2, 3]), None),
+        ("[" * 100_000 + "]" * 100_000, None),  # deeper than the JSON decoder's recursion
         (json.dumps({"model": "llama", "layers": [{"dim": 4}]}, indent=2), None),
     ],
-    ids=["cloud-logging", "cloudwatch-events", "elasticsearch", "loki", "numbers", "config"],
+    ids=[
+        "cloud-logging",
+        "cloudwatch-events",
+        "elasticsearch",
+        "loki",
+        "numbers",
+        "deep",
+        "config",
+    ],
 )
 def test_a_log_exported_as_one_json_document_is_read_in_time_order(document, texts):
     lines = list(enumerate(document.splitlines(), 1))

@@ -218,7 +218,7 @@ def unpack_document(text: str) -> list[tuple[int, str]] | None:
 
     try:
         doc = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than Python's stack
         return None
     records = _records_of(doc)
     if records is None:
