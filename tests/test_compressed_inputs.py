@@ -146,3 +146,15 @@ def test_the_signatures_are_told_apart():
     assert [formats.compression(PACK[k](b"x")) for k in sorted(PACK)] == ["bzip2", "gzip", "xz"]
     assert formats.compression(b"BZh9 not bzip2") is None
     assert formats.not_a_log(gzip.compress(b"x")) is None
+
+
+def test_ingest_parses_a_large_compressed_log_around_its_trouble(tmp_path, capsys):
+    filler = b"INFO 01-20 13:03:40 [metrics.py:1] Avg prompt throughput: 1.0 tokens/s\n"
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    data = filler * ((12 << 20) // len(filler)) + OOM.read_bytes()  # past the whole-read limit
+    (logs / "big.log.xz").write_bytes(lzma.compress(data, preset=0))
+    db = tmp_path / "incidents.db"
+    assert main(["ingest", "--db", str(db), "--jobs", "1", str(logs)]) == 0
+    rows = sqlite3.connect(db).execute("SELECT i.rule_id FROM incidents i").fetchall()
+    assert rows == [(_top(engine.diagnose(OOM.read_bytes())),)], capsys.readouterr().err

@@ -206,41 +206,69 @@ def diagnose_data(data: bytes, source: str, size: int | None = None) -> Outcome:
 
 
 def diagnose_path(path: str) -> Outcome:
-    """Diagnose a local file: a small one read once, a large one parsed where it lies."""
-    from tracelens import engine
-    from tracelens.read.scan import InputError
+    """Diagnose a local file: a small one read once, a large one parsed where it lies, a
+    compressed one decompressed into a spool (memory, then a temporary file) first."""
+    from tracelens.read.scan import InputError, open_input
 
     source = shown(path)
+    opened = None
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):  # a pipe, a FIFO, a device: read as a stream
-            from tracelens.read.scan import open_input
-
             fp, _size, _name = open_input(path)
             with fp:
                 return diagnose_data(fp.read(), source)
         with open(path, "rb") as fh:
             st = os.fstat(fh.fileno())
             head = fh.read(HEAD)
-            if st.st_size <= WHOLE_LIMIT or compression(head[:FORMAT_HEAD]):
-                # (a compressed log is decompressed in memory, up to the stream cap)
+            packed = compression(head[:FORMAT_HEAD]) is not None
+            if st.st_size <= WHOLE_LIMIT and not packed:
                 data = head + fh.read()
                 return diagnose_data(data, source, len(data))
-            reason = not_a_log(head, st.st_size)
+            if not packed:
+                reason = not_a_log(head, st.st_size)
+                if reason is not None:
+                    return Outcome(source, not_log=reason)
+                digest = hashlib.sha256(head)
+                while chunk := fh.read(1 << 20):
+                    digest.update(chunk)
+        if packed:
+            opened = open_input(path)
+            fp, size, _name = opened
+            if size <= WHOLE_LIMIT:
+                with fp:
+                    return diagnose_data(fp.read(), source)
+            head = fp.read(HEAD)
+            reason = not_a_log(head, size)
             if reason is not None:
+                fp.close()
                 return Outcome(source, not_log=reason)
             digest = hashlib.sha256(head)
-            while chunk := fh.read(1 << 20):
+            while chunk := fp.read(1 << 20):
                 digest.update(chunk)
+            fp.seek(0)
     except InputError as exc:
         return _failed(Outcome(source), shown(str(exc)))
     except OSError as exc:
+        if opened is not None:
+            opened[0].close()
         return _failed(Outcome(source), f"{source}: cannot read ({exc.strerror or exc})")
-    outcome = Outcome(source, log_hash=digest.hexdigest())
+    return _diagnose_large(Outcome(source, log_hash=digest.hexdigest()), path, opened)
+
+
+def _diagnose_large(outcome: Outcome, path: str, opened) -> Outcome:
+    """A log too large to read into memory, parsed around its trouble (``opened``: the spool
+    a compressed log was decompressed into, else the file is opened where it lies)."""
+    from tracelens import engine
+    from tracelens.read.scan import InputError
+
+    source = outcome.source
     if _known(outcome.log_hash or ""):
+        if opened is not None:
+            opened[0].close()
         outcome.already = True
         return outcome
     try:
-        rep = engine.report(engine.parse_path(path), _state["rules"])
+        rep = engine.report(engine.parse_path(path, opened), _state["rules"])
         return _prepare(outcome, rep)
     except InputError as exc:
         return _failed(outcome, shown(str(exc)))
