@@ -37,6 +37,15 @@ INFO = "INFO 07-03 12:58:45 llm_engine.py:60] Retrying with the fast tokenizer\n
             + "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 1) local_rank: 0 (pid: 26374) of binary: /usr/bin/python3\n",
             7,
         ),
+        # under torchrun's banner (a warning), and what follows is torchrun stopping the other
+        # workers (warnings too): the worker's exception was uncaught
+        (
+            "W0902 13:20:51.608000 71244 torch/distributed/run.py:803] *****************************************\n"
+            + TB
+            + "W0902 13:21:03.114000 71244 torch/distributed/elastic/multiprocessing/api.py:908] Sending process 71311 closing signal SIGTERM\n"
+            + "W0902 13:21:03.115000 71244 torch/distributed/elastic/multiprocessing/api.py:908] Sending process 71312 closing signal SIGTERM\n",
+            7,
+        ),
     ],
     ids=[
         "under-a-warning",
@@ -44,6 +53,7 @@ INFO = "INFO 07-03 12:58:45 llm_engine.py:60] Retrying with the fast tokenizer\n
         "warning-handler-carried-on",
         "under-info",
         "then-the-launcher-says-it-failed",
+        "then-torchrun-stops-the-other-workers",
     ],
 )
 def test_a_traceback_under_a_warning_is_handled_only_if_the_program_went_on(log, origin_line):

@@ -189,14 +189,19 @@ def _ignored_by_cpython(rec: Record) -> bool:
 
 def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     """The program logged on after the traceback: the next line of its stream with a level
-    is not an error (a launcher's ``failed (exitcode: 1)`` right after says it was uncaught)."""
+    is not an error (a launcher's ``failed (exitcode: 1)`` right after says it was uncaught,
+    and so does torchrun stopping the other workers, a warning)."""
     k = pos.get(tb.end_line)
     if k is None:
         return False
     for rec in doc.records[k + 1 :]:
         if rec.level and rec.stream == tb.stream:
-            return rec.level in _HANDLED_LEVELS
+            return rec.level in _HANDLED_LEVELS and _LAUNCHER_STOPS.search(rec.text) is None
     return False
+
+
+_LAUNCHER_STOPS = re.compile(r"\bSending process \d+ closing signal SIG[A-Z]+")
+"""torchrun's agent stopping the other workers because one of them exited with an error."""
 
 
 def refused_them_all(doc: Document) -> bool:
