@@ -235,6 +235,18 @@ CASES = {
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},
     ),
+    "vLLM V0's engine line": (
+        "INFO 02-10 10:00:00 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.2) with config: model='x'\n",
+        {"vllm_version": "0.7.2"},
+    ),
+    "a version that ends a sentence": (
+        "torch 2.6.0. Copied from the notebook\nPyTorch 2.6.0. Then\n",
+        {"torch_version": "2.6.0"},
+    ),
+    "a nightly's dotted version": (
+        "torch 2.6.0.dev20250101 nightly\n",
+        {"torch_version": "2.6.0.dev20250101"},
+    ),
     "a Hugging Face script's --model_name_or_path": (
         "accelerate launch sft.py --model_name_or_path Qwen/Qwen2.5-7B-Instruct --bf16 True\n",
         {"model": "Qwen/Qwen2.5-7B-Instruct", "model_path": None},

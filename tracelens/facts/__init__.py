@@ -73,7 +73,7 @@ _VER = r"(?P<v>\d+\.\d+(?:[\w+-]|\.[\w+-])*)"
 EXTRACTORS: tuple[Extractor, ...] = (
     _x(
         "LLM engine (v",
-        r"Initializing an? (?:V1 )?LLM engine \(v" + _VER + r"\)",
+        r"Initializing an? (?:V[01] )?LLM engine \(v" + _VER + r"\)",
         "vllm_version",
         2,
     ),
@@ -110,21 +110,21 @@ EXTRACTORS: tuple[Extractor, ...] = (
     # a full version (three numbers) so that prose ("torch 2.1 changed ...") is not taken
     _x(
         "torch ",
-        r"(?:^|[,|;]\s*|\| )(?:py)?torch\s+(?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
+        r"(?:^|[,|;]\s*|\| )(?:py)?torch\s+(?P<v>\d+\.\d+\.\d+(?:[\w+-]|\.[\w+-])*)\.?(?:[\s,|;)]|$)",
         "torch_version",
         0,
         scan=False,
     ),
     _x(
         "PyTorch ",
-        r"\bPyTorch (?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
+        r"\bPyTorch (?P<v>\d+\.\d+\.\d+(?:[\w+-]|\.[\w+-])*)\.?(?:[\s,|;)]|$)",
         "torch_version",
         0,
         scan=False,
     ),
     _x(
         "transformers ",
-        r"(?:^|[,|;]\s*|\| )transformers\s+(?P<v>\d+\.\d+\.\d+[\w.+-]*)(?:[\s,|;)]|$)",
+        r"(?:^|[,|;]\s*|\| )transformers\s+(?P<v>\d+\.\d+\.\d+(?:[\w+-]|\.[\w+-])*)\.?(?:[\s,|;)]|$)",
         "transformers_version",
         0,
         scan=False,
