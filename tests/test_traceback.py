@@ -624,6 +624,31 @@ def test_an_ipython_module_level_frame_has_no_function_name():
     assert tb.frames[-1].source == "raise err"
 
 
+def test_ipython_skipped_similar_frames_do_not_end_its_traceback():
+    text = (
+        "---------------------------------------------------------------------------\n"
+        "TypeError                                 Traceback (most recent call last)\n"
+        "Cell In[4], line 2\n"
+        "      1 trainer = Trainer(model=model, args=args)\n"
+        "----> 2 trainer.train()\n"
+        "\n"
+        "File /opt/conda/lib/python3.11/site-packages/transformers/trainer.py:3759, in Trainer.compute_loss(self, model, inputs)\n"
+        "-> 3759 outputs = model(**inputs)\n"
+        "\n"
+        "[... skipping similar frames: Module._call_impl at line 1750 (1 times), Module._wrapped_call_impl at line 1739 (1 times)]\n"
+        "\n"
+        "File /opt/conda/lib/python3.11/site-packages/torch/nn/modules/module.py:1750, in Module._call_impl(self, *args, **kwargs)\n"
+        "-> 1750     return forward_call(*args, **kwargs)\n"
+        "\n"
+        "    [... skipping hidden 1 frame]\n"
+        "\n"
+        "TypeError: ViTModel.forward() got an unexpected keyword argument 'num_items_in_batch'\n"
+    )
+    (tb,) = parse(text).tracebacks
+    assert tb.exception.type == "TypeError" and "num_items_in_batch" in tb.exception.message
+    assert [f.function for f in tb.frames] == ["<module>", "compute_loss", "_call_impl"]
+
+
 def test_colab_folded_frames_do_not_end_an_ipython_traceback():
     text = (
         "---------------------------------------------------------------------------\n"

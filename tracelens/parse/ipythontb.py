@@ -41,6 +41,9 @@ _FRAME_OLD = (
 _MARKED = r"^-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$"
 _CONTEXT = r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))"
 _COLLAPSED = r"^\d+ frames?$"  # Colab folds the middle frames: "34 frames"
+# IPython 8 folds repeated frames: "[... skipping similar frames: Module._call_impl at line 1750
+# (1 times), ...]" (and "[... skipping hidden N frame]" for frames marked hidden)
+_SKIPPED = r"^\s*\[\.\.\. skipping (?:similar|hidden) \d* ?frames?"
 
 
 def has_ipython_traceback(records: Sequence[Record]) -> bool:
@@ -92,7 +95,12 @@ def plain(records: Sequence[Record]) -> Sequence[Record]:
                 pending = None
             out.append(replace(rec, text="    " + (m.group("code") or "").strip()))
             continue
-        if not text.strip() or re.match(_CONTEXT, text) or re.match(_COLLAPSED, text):
+        if (
+            not text.strip()
+            or re.match(_CONTEXT, text)
+            or re.match(_COLLAPSED, text)
+            or re.match(_SKIPPED, text)
+        ):
             continue
         inside = False  # the exception line: the traceback's frames are over
         out.append(rec)
