@@ -440,6 +440,14 @@ CASES = [
         "compile-failure",
     ),
     (
+        "arch-newer-than-supported",
+        "exception",
+        "AssertionError",
+        "MXFP8 (for all gemm layouts) is not supported on 12.0+ architectures yet.",
+        f"{SITE}/transformer_engine/pytorch/fp8.py",
+        "gpu-arch-unsupported",
+    ),
+    (
         "checkpoint-keys",
         "exception",
         "RuntimeError",
