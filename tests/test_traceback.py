@@ -624,6 +624,30 @@ def test_an_ipython_module_level_frame_has_no_function_name():
     assert tb.frames[-1].source == "raise err"
 
 
+PASTED_FRAMES = (
+    '  File "/srv/app/serve.py", line 12, in <module>\n'
+    "    main()\n"
+    '  File "/srv/app/serve.py", line 9, in main\n'
+    "    load_config(path)\n"
+    "ValueError: unknown key 'max_len' in /srv/app/config.yaml\n"
+)
+
+
+@pytest.mark.parametrize(
+    "above", ["```", "```text", "~~~", "...", "[... truncated ...]", "[truncated]"]
+)
+def test_frames_pasted_without_their_header_under_a_fence_or_a_cut_mark(above):
+    text = "The server exits at start-up; the end of its output:\n\n" + above + "\n" + PASTED_FRAMES
+    (tb,) = parse(text).tracebacks
+    assert tb.exception.type == "ValueError"
+    assert [f.function for f in tb.frames] == ["<module>", "main"]
+
+
+def test_frames_under_an_ordinary_line_are_no_traceback_of_their_own():
+    text = "line one\nline two\nline three\nthe stack was:\n" + PASTED_FRAMES
+    assert parse(text).tracebacks == []
+
+
 def test_ipython_skipped_similar_frames_do_not_end_its_traceback():
     text = (
         "---------------------------------------------------------------------------\n"

@@ -15,7 +15,7 @@ from itertools import accumulate
 
 from tracelens.models import Record
 from tracelens.parse.interleave import unpaired
-from tracelens.parse.marks import CAUSE, CONTEXT, MESSAGE_BLOCK, TB_HEAD
+from tracelens.parse.marks import CAUSE, CONTEXT, CUT_ABOVE, CUT_MARKS, MESSAGE_BLOCK, TB_HEAD
 
 _FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+)(?:, in (?P<func>.*))?$')
 _FAULT_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+) in (?P<func>.*)$')
@@ -204,21 +204,22 @@ _OPENING = (TB_HEAD, "+ Exception Group Traceback (most recent call last):", "Fa
 
 def _openers(records: Sequence[Record]) -> list[int]:
     """Sorted indices of the records that may open something in the normal state: those
-    holding a traceback header, an exception group's header or a fault dump's, and those
-    right above a line of three double quotes alone (an exception whose message quotes a
-    traceback).
-    Every other line, outside a traceback and not right after one, yields nothing and
-    changes nothing: :func:`lex` skips them. Found by searching the texts joined by newlines
-    for each literal, not by testing each line."""
+    holding a traceback header, an exception group's header or a fault dump's, those right
+    above a line of three double quotes alone (an exception whose message quotes a
+    traceback), and those right under a fence or a cut mark (frames pasted without their
+    header). Every other line, outside a traceback and not right after one, yields nothing:
+    :func:`lex` skips them. Found by searching the joined texts for each literal."""
     texts = [rec.text for rec in records]
     joined = "\n".join(texts)
     starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
     found: set[int] = set()
-    for literal in (*_OPENING, _QUOTE):
+    for literal in (*_OPENING, _QUOTE, *CUT_MARKS):
         pos = joined.find(literal)
         while pos >= 0:
             k = bisect_right(starts, pos) - 1
-            if literal != _QUOTE:
+            if literal in CUT_MARKS:
+                found.update([k + 1] if CUT_ABOVE.match(texts[k]) and k + 1 < len(texts) else [])
+            elif literal != _QUOTE:
                 found.add(k)
             elif k > 0 and texts[k].strip() == _QUOTE:
                 found.add(k - 1)
@@ -326,12 +327,12 @@ def lex(records: Sequence[Record]) -> Iterator[Token]:
                 yield _tok("FAULT_HEAD", stripped, rec.line)
                 state = "fault"
             elif (
-                i < 3
+                (i < 3 or CUT_ABOVE.match(records[i - 1].text) is not None)
                 and _FRAME.match(text)
                 and i + 1 < n
                 and (_FRAME.match(records[i + 1].text) or records[i + 1].text[:1].isspace())
             ):
-                # frames with no header above them at the start: a paste cut mid-traceback
+                # frames with no header above them at the start, under a fence or a cut mark
                 yield _tok("TB_HEAD", TB_HEAD, rec.line)
                 state, sig, last, margin = "tb", _signature(rec), "head", 0
                 continue

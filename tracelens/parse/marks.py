@@ -14,3 +14,11 @@ MESSAGE_BLOCK = re.compile(
 torch.compile prints in its errors (the C++ compiler's command and output, the logging and
 fallback hints). Not its "from user code:" block: those are frames, which the message would
 take for a traceback of its own."""
+
+CUT_ABOVE = re.compile(
+    r"\s*(?:(?:```|~~~)[\w+-]*|\.\.\.|\u2026|\[\.\.\.\]|\[?\.*\s*truncated\s*\.*\]?)\s*$", re.I
+)
+"""A line above frames pasted without their traceback's header: a Markdown fence, or a mark
+of lines left out (``...``, ``[...]``, ``[truncated]``)."""
+CUT_MARKS = ("```", "~~~", "...", "\u2026", "runcated", "RUNCATED")
+"""Literals of :data:`CUT_ABOVE`'s lines, searched for to find them."""
