@@ -388,3 +388,65 @@ def test_an_nccl_warning_the_process_set_up_past_is_no_failure_behind_a_collecto
     doc = parse("".join(prefix + ln for ln in lines))
     origin, _ = find_origin(doc, Wrappers([]))
     assert origin is None
+
+
+SERVING = "".join(
+    f'INFO:     10.0.0.5:{40300 + k} - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    for k in range(6)
+)
+REQUEST_TB = (
+    "ERROR:    Exception in ASGI application\n"
+    "Traceback (most recent call last):\n"
+    '  File "/srv/app/handlers.py", line 40, in chat\n'
+    "    frames = load_clip(req.video)\n"
+    '  File "/srv/app/video.py", line 12, in load_clip\n'
+    "    assert len(frames) == expected\n"
+    "AssertionError: frame count 23 != 24\n"
+)
+STARTED = "INFO:     Application startup complete.\n" + SERVING
+
+
+@pytest.mark.parametrize(
+    "log,severity",
+    [
+        # the request failed and was answered 500; the server answered the next ones
+        (
+            STARTED
+            + 'INFO:     10.0.0.5:40400 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+            + REQUEST_TB
+            + SERVING,
+            "error",
+        ),
+        (
+            STARTED
+            + REQUEST_TB
+            + 'INFO:     10.0.0.5:40400 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+            + SERVING,
+            "error",
+        ),
+        # no server error answered (a stream that had begun): handled, the server lived on
+        (STARTED + REQUEST_TB + SERVING, "warning"),
+        # the server's own handler logged the exception and answered 500: it handled it
+        (
+            STARTED
+            + REQUEST_TB.replace(
+                "ERROR:    Exception in ASGI application", "Error in request: boom"
+            )
+            + 'INFO:     10.0.0.5:40400 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+            + SERVING,
+            "warning",
+        ),
+    ],
+    ids=["answer-logged-first", "answer-logged-after", "no-5xx-answer", "handler-answered-500"],
+)
+def test_a_request_answered_with_a_server_error_stays_a_failure_when_the_server_lives_on(
+    log, severity
+):
+    diagnoses = diagnose(log).diagnoses
+    if severity == "warning":  # handled: no alarm (a rule that knew it would say warning)
+        assert not [d for d in diagnoses if d.severity in ("error", "fatal")], diagnoses
+        return
+    top = diagnoses[0]
+    assert top.severity == severity and top.rule_id == "unrecognized"
+    assert "AssertionError: frame count 23 != 24" in top.title
+    assert "answered with a server error" in top.notes[0]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import re
 import urllib.parse
 from typing import TYPE_CHECKING
 
@@ -223,6 +224,25 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     )
 
 
+_SERVER_ERROR = re.compile(r'HTTP/\d(?:\.\d)?" 5\d\d\b')
+"""An access-log line of a request answered with a server error (5xx)."""
+_ESCAPED_APP = re.compile(r"Exception in ASGI application|Error in ASGI Framework")
+"""The ASGI server's line above an exception that escaped the application (uvicorn,
+Hypercorn): no handler of the server caught it."""
+
+
+def _answered_5xx(doc: Document, origin: Origin, within: int = 40) -> int | None:
+    """The line of the 5xx answer to a request whose exception escaped the server's
+    application (the ASGI server's own line right above its traceback): an access log's
+    server error from right before the traceback (a server may log the answer first) to
+    ``within`` lines after it. A handler that logged the exception itself and answered 5xx
+    handled it."""
+    near = [r for r in doc.records if origin.start - 3 <= r.line <= origin.end + within]
+    if not any(_ESCAPED_APP.search(r.text) for r in near if r.line <= origin.start):
+        return None
+    return next((r.line for r in near if _SERVER_ERROR.search(r.text)), None)
+
+
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
     """Every evidence line of ``d`` lies inside one of the (first, last line) spans."""
     return bool(d.evidence and spans) and all(
@@ -235,6 +255,9 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
     failure named, symptoms pointed at the origin. ``near_fn(origin)``: the known failures
     nearest it and the score from which the nearest names its category."""
     origin, recovered = failures.origin, failures.recovered
+    # a server that lived on after a failure it answered with a 5xx still failed that request
+    answer = _answered_5xx(doc, origin) if recovered and origin is not None else None
+    recovered = recovered and answer is None
     if origin is None and not diags and failures.reported is not None:
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
     if origin is None:
@@ -275,12 +298,20 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 0,
                 f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}",
             )
+    served_on = (
+        f"The server kept serving after this failure, but the request it happened in failed: "
+        f"it was answered with a server error at line {answer}."
+    )
     if causes:
+        if answer is not None:
+            causes[0].notes.insert(0, served_on)
         return _refused_after(diags, causes, failures)
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
     near, threshold = near_fn(origin)
     un = unrecognized(origin, near, threshold, log_file)
+    if answer is not None:
+        un.notes.insert(0, served_on)
     what = _short(origin.text)
     for d in diags:
         if d.secondary:
