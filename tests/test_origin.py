@@ -138,8 +138,19 @@ _POLL = "node-1:5021:5102 [3] proxy.cc:1512 NCCL WARN [Rem Allocator] Poll faile
         ("Train: [0/300][{n}00/2502]  Time 0.41  Loss 6.12 (6.40)\n", "warning"),
         ("step {n}00 | loss 1.92 | grad norm 0.8\n", "warning"),
         ("waiting for rank {n}\n", "error"),  # no progress: the failure stands
+        # vLLM's stats: work done, or a stalled engine's zeros (no progress)
+        (
+            "INFO 05-15 16:4{n}:08 [loggers.py:259] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+            "Avg generation throughput: 21.{n} tokens/s, Running: 1 reqs, Waiting: 0 reqs\n",
+            "warning",
+        ),
+        (
+            "INFO 05-15 16:4{n}:08 [loggers.py:259] Engine 000: Avg prompt throughput: 0.0 tokens/s, "
+            "Avg generation throughput: 0.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs\n",
+            "error",
+        ),
     ],
-    ids=["imagenet-epoch", "iter", "train", "step", "no-progress"],
+    ids=["imagenet-epoch", "iter", "train", "step", "no-progress", "vllm-stats", "vllm-zero-stats"],
 )
 def test_training_that_goes_on_after_a_failure_line_makes_it_a_warning(progress, severity):
     log = "starting training\n" + _POLL + "".join(progress.format(n=n) for n in (1, 2, 3, 4))

@@ -17,7 +17,10 @@ from tracelens.parse.linesearch import records_matching
 from tracelens.regex import compile_regex
 
 _PROGRESS = re.compile(
-    r'HTTP/\d(?:\.\d)?" 2\d\d\b|\bAvg prompt throughput:|\b(?:Decode|Prefill) batch[.,]|'
+    r'HTTP/\d(?:\.\d)?" 2\d\d\b|\b(?:Decode|Prefill) batch[.,]|'
+    # vLLM's periodic stats, when they show work done (a stalled engine prints zeros)
+    r"\bAvg prompt throughput: (?:[1-9][\d.]*|0\.\d*[1-9]\d*) tokens/s|"
+    r"\bAvg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: (?:[1-9][\d.]*|0\.\d*[1-9]\d*) tokens/s|"
     r"\{'loss': |'train_runtime': |\bApplication startup complete\b|"
     r"\bThe server is fired up and ready to roll\b|\bsucceeded\b|"
     # a training loop's progress: "step 100 ... loss", "Epoch: [0][100/625] ... Loss 6.7",
