@@ -461,3 +461,27 @@ def test_a_request_answered_with_a_server_error_stays_a_failure_when_the_server_
     assert top.severity == severity and top.rule_id == "unrecognized"
     assert "AssertionError: frame count 23 != 24" in top.title
     assert "answered with a server error" in top.notes[0]
+
+
+def test_only_pydantic_validation_errors_take_their_headline_from_a_later_line():
+    repr_lines = "".join(f"  ({k}): Linear(in_features=8, out_features=8)\n" for k in range(4))
+    hub = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/hub.py", line 160, in validate_repo_id\n'
+        "    raise HFValidationError(\n"
+        "huggingface_hub.errors.HFValidationError: Repo id must use alphanumeric chars: 'Model(\n"
+        + repr_lines
+        + ")'.\n"
+    )
+    origin = find_failures(parse(hub), Wrappers(default_rules().wrappers)).origin
+    assert origin.text.startswith("huggingface_hub.errors.HFValidationError: Repo id must use")
+    pydantic = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/cfg.py", line 12, in load\n'
+        "    ModelConfig(**kwargs)\n"
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelConfig\n"
+        "max_model_len\n"
+        "  Value error, max_model_len 65536 is larger than the model's 32768 [type=value_error]\n"
+    )
+    origin = find_failures(parse(pydantic), Wrappers(default_rules().wrappers)).origin
+    assert "Value error, max_model_len 65536" in origin.text

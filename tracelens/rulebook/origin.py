@@ -50,6 +50,7 @@ _VALIDATION_TYPES = re.compile(
 )
 # pydantic's first line only counts the errors; the next lines say what is wrong
 _VALIDATION = re.compile(r"ValidationError$")
+_PYDANTIC = re.compile(r"\d+ validation errors? for ")  # pydantic's first line; the error below
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
 _SELF_KILL = "Received sigquit from a child process"
 """SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
@@ -330,7 +331,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                     if detail.strip():
                         first, at = detail.strip(), exc.line + j
                         break
-            elif _VALIDATION.search(exc.type) and len(lines) > 1:
+            elif _VALIDATION.search(exc.type) and len(lines) > 1 and _PYDANTIC.match(first):
                 for j, detail in enumerate(lines[1:6], 1):
                     if (
                         detail.strip()
