@@ -20,7 +20,7 @@ UNRECOGNIZED = (
     ROOT
     / "corpus"
     / "unrecognized"
-    / "deepspeed-0.17-zero3-gathered-parameters-modifier-none-free-param-assert.log"
+    / "h200-torch-2.11-scaled-mm-fp8-row-major-mat2-cublaslt-layout.log"
 )
 KILLED = ROOT / "corpus" / "incidents" / "messy-slurm-srun-label-dataloader-worker-oom-killed.log"
 TABLES = (
@@ -216,7 +216,7 @@ def test_a_wrapper_compiles_a_regex_when_it_first_searches_with_it(
     pairs, exception, compiled, monkeypatch
 ):
     from tracelens.models import ExceptionInfo
-    from tracelens.rulebook import origin
+    from tracelens.rulebook import wrappers as origin
 
     asked: list[str] = []
     real = origin.compile_regex

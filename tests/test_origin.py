@@ -485,3 +485,32 @@ def test_only_pydantic_validation_errors_take_their_headline_from_a_later_line()
     )
     origin = find_failures(parse(pydantic), Wrappers(default_rules().wrappers)).origin
     assert "Value error, max_model_len 65536" in origin.text
+
+
+def test_a_failure_followed_by_progress_then_a_symptom_was_not_carried_on_from():
+    """Requests still answered after a worker failed, then the engine declared dead: the run
+    ended with that failure (the symptom after the progress says so)."""
+    worker_tb = (
+        "(VllmWorker TP1 pid=311) ERROR 05-15 16:40:01 [multiproc_executor.py:596] WorkerProc hit an exception.\n"
+        "(VllmWorker TP1 pid=311) ERROR 05-15 16:40:01 [multiproc_executor.py:596] Traceback (most recent call last):\n"
+        '(VllmWorker TP1 pid=311) ERROR 05-15 16:40:01 [multiproc_executor.py:596]   File "/srv/app/kernels.py", line 7, in run\n'
+        "(VllmWorker TP1 pid=311) ERROR 05-15 16:40:01 [multiproc_executor.py:596]     launch(grid)\n"
+        "(VllmWorker TP1 pid=311) ERROR 05-15 16:40:01 [multiproc_executor.py:596] RuntimeError: frobnicator jammed at stage 3\n"
+    )
+    answered = "".join(
+        f'(APIServer pid=1) INFO:     10.0.0.5:{40300 + k} - "POST /v1/completions HTTP/1.1" 200 OK\n'
+        for k in range(4)
+    )
+    dead = (
+        "(APIServer pid=1) ERROR 05-15 16:45:09 [async_llm.py:480] AsyncLLM output_handler failed.\n"
+        "(APIServer pid=1) Traceback (most recent call last):\n"
+        '(APIServer pid=1)   File "/usr/lib/python3/site-packages/vllm/v1/engine/async_llm.py", line 441, in output_handler\n'
+        "(APIServer pid=1)     outputs = await engine_core.get_output_async()\n"
+        "(APIServer pid=1) vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.\n"
+    )
+    errors = [
+        d
+        for d in diagnose(worker_tb + answered + dead).diagnoses
+        if d.severity in ("error", "fatal")
+    ]
+    assert errors and "frobnicator jammed" in " ".join(d.title for d in errors)

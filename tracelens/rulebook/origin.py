@@ -25,9 +25,8 @@ from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
-from tracelens.regex import compile_regex, found
 from tracelens.rulebook.progress import carried_on, vital_thread_died
-from tracelens.rulebook.required import reused_literal
+from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
 # raised by a stop or by the teardown after another failure, never the failure itself
 _TEARDOWN = re.compile(
@@ -109,43 +108,6 @@ class Origin:
 
     def covers(self, line: int) -> bool:
         return self.start <= line <= self.end
-
-
-class Wrappers:
-    """What only reports another failure: the symptom rules' ``reports`` regexes."""
-
-    def __init__(self, pairs: list[tuple[str | None, str | None]]):
-        # the regexes as text, compiled (compile_regex: once, then a cache lookup) when first
-        # searched: a message regex only for an exception whose type matched
-        self.pairs = [(t or None, m or None) for t, m in pairs]
-        # the literal each match holds (see tracelens.rulebook.required): a cheap "no" first
-        self._literals = [
-            (reused_literal(t) if t else None, reused_literal(m) if m else None) for t, m in pairs
-        ]
-
-    def exception(self, exc: ExceptionInfo) -> bool:
-        msg = exc.message[:2000]
-        for (trx, mrx), (tlit, mlit) in zip(self.pairs, self._literals):
-            if trx is not None and (
-                (tlit is not None and tlit not in exc.type)
-                or not found(compile_regex(trx), exc.type)
-            ):
-                continue
-            if mrx is not None and (
-                (mlit is not None and mlit not in msg) or not found(compile_regex(mrx), msg)
-            ):
-                continue
-            return True
-        return False
-
-    def line(self, text: str) -> bool:
-        return any(
-            mrx is not None
-            and trx is None
-            and (mlit is None or mlit in text)
-            and found(compile_regex(mrx), text)
-            for (trx, mrx), (_tlit, mlit) in zip(self.pairs, self._literals)
-        )
 
 
 def _index(doc: Document) -> dict[int, int]:  # each line's first record (JSON lines share one)
@@ -434,7 +396,8 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     refused = [c for c in found if c.client]
     if not real:
         return Failures(None, False, refused, handled, _reported(doc, stop))
-    last_end = max(c.end for c in real)
+    # a symptom after the failures (an engine declared dead, a timed-out call) ends the run too
+    last_end = max(max(c.end for c in real), wrappers.last_symptom(doc))
     recovered = carried_on(doc.records, last_end) and not vital_thread_died(doc.records)
     return Failures(real[0], recovered, refused)
 

@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-import re
 import urllib.parse
 from typing import TYPE_CHECKING
 
 from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
+from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
 
@@ -224,9 +224,9 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
     )
 
 
-_SERVER_ERROR = re.compile(r'HTTP/\d(?:\.\d)?" 5\d\d\b')
+_SERVER_ERROR = r'HTTP/\d(?:\.\d)?" 5\d\d\b'
 """An access-log line of a request answered with a server error (5xx)."""
-_ESCAPED_APP = re.compile(r"Exception in ASGI application|Error in ASGI Framework")
+_ESCAPED_APP = r"Exception in ASGI application|Error in ASGI Framework"
 """The ASGI server's line above an exception that escaped the application (uvicorn,
 Hypercorn): no handler of the server caught it."""
 
@@ -238,9 +238,11 @@ def _answered_5xx(doc: Document, origin: Origin, within: int = 40) -> int | None
     ``within`` lines after it. A handler that logged the exception itself and answered 5xx
     handled it."""
     near = [r for r in doc.records if origin.start - 3 <= r.line <= origin.end + within]
-    if not any(_ESCAPED_APP.search(r.text) for r in near if r.line <= origin.start):
+    escaped = compile_regex(_ESCAPED_APP)  # (compiled on first use, as every table here)
+    if not any(found(escaped, r.text) for r in near if r.line <= origin.start):
         return None
-    return next((r.line for r in near if _SERVER_ERROR.search(r.text)), None)
+    answer = compile_regex(_SERVER_ERROR)
+    return next((r.line for r in near if found(answer, r.text)), None)
 
 
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
