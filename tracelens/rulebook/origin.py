@@ -396,9 +396,11 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     refused = [c for c in found if c.client]
     if not real:
         return Failures(None, False, refused, handled, _reported(doc, stop))
-    # a symptom after the failures (an engine declared dead, a timed-out call) ends the run too
-    last_end = max(max(c.end for c in real), wrappers.last_symptom(doc))
+    last_end = max(c.end for c in real)
     recovered = carried_on(doc.records, last_end) and not vital_thread_died(doc.records)
+    if recovered:  # a symptom after the progress (an engine declared dead) ends the run too
+        symptom = wrappers.last_symptom(doc, after=last_end)
+        recovered = symptom == 0 or carried_on(doc.records, symptom)
     return Failures(real[0], recovered, refused)
 
 

@@ -45,13 +45,13 @@ class Wrappers:
             for (trx, mrx), (_tlit, mlit) in zip(self.pairs, self._literals)
         )
 
-    def last_symptom(self, doc: Document) -> int:
-        """The last line of a traceback or an error line that only reports another failure
-        (0 when there is none)."""
+    def last_symptom(self, doc: Document, after: int = 0) -> int:
+        """The last line of a traceback or an error line after line ``after`` that only
+        reports another failure (0 when there is none)."""
         ends = [
             tb.end_line
             for tb in doc.tracebacks
-            if tb.exception is not None and self.exception(tb.exception)
+            if tb.end_line > after and tb.exception is not None and self.exception(tb.exception)
         ]
-        ends += [e.line for e in doc.errors if self.line(e.text)]
+        ends += [e.line for e in doc.errors if e.line > after and self.line(e.text)]
         return max(ends, default=0)
