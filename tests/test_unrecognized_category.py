@@ -448,6 +448,17 @@ CASES = [
         "gpu-arch-unsupported",
     ),
     (
+        "cpp-place-first",
+        "exception",
+        "RuntimeError",
+        "/opt/transformer-engine/transformer_engine/common/fused_attn/fused_attn_f16_arbitrary_seqlen.cu:1056 "
+        "in function fused_attn_arbitrary_seqlen_bwd_impl: cuDNN Error: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: "
+        "cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_EXECUTION_FAILED. For more information, "
+        "enable cuDNN error logging by setting CUDNN_LOGERR_DBG=1 and CUDNN_LOGDEST_DBG=stderr in the environment.",
+        f"{SITE}/transformer_engine/pytorch/attention/dot_product_attention/backends.py",
+        "gpu-kernel-fault",
+    ),
+    (
         "checkpoint-keys",
         "exception",
         "RuntimeError",

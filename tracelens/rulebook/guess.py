@@ -175,8 +175,16 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
     )
 
 
+@cache
+def _where() -> re.Pattern[str]:
+    """A C++ error's place before its message (Transformer Engine's ``path.cu:1056 in function
+    f: cuDNN Error: ...``): a long path would push the words out of the part looked at."""
+    return re.compile(r"^\S+\.(?:cu|cuh|cpp|cc|h|hpp):\d+ in (?:function )?\S+: ")
+
+
 def guess_category(origin: Origin) -> str:
-    head = origin.message[:300] if origin.type else origin.text[:300]
+    head = origin.message if origin.type else origin.text
+    head = _where().sub("", head[:600], count=1)[:300]
     if origin.kind == "evicted" and "probe" in head:
         return "config-invalid"  # a probe that gave up on a container still starting
     for rx, cat in _say_it():
@@ -267,6 +275,14 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 re.I,
             ),
             "cuda-driver-mismatch",
+        ),
+        # a kernel that faulted, whatever library or backend launched it
+        (
+            re.compile(
+                r"CUDNN_STATUS_EXECUTION_FAILED|CUBLAS_STATUS_EXECUTION_FAILED|"
+                r"an illegal memory access was encountered|cudaErrorIllegalAddress|\berr 700\b"
+            ),
+            "gpu-kernel-fault",
         ),
         # a device index or a scheduler request that does not fit what the machine has
         (
