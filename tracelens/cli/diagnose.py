@@ -111,11 +111,7 @@ def diagnose(
 
             write_json(rep, sys.stdout)
         else:
-            width = 0
-            if sys.stdout.isatty():  # shutil (3 ms to import) only to fit a terminal
-                import shutil
-
-                width = shutil.get_terminal_size(fallback=(100, 24)).columns - 1
+            width = _width()
             echo(
                 render(rep, fmt, color=use_color and fmt == "text", full=full, width=width),
                 keep_ansi=use_color,
@@ -124,6 +120,15 @@ def diagnose(
         quiet_stdout()
     if failing:
         sys.exit(1)
+
+
+def _width() -> int:
+    """The terminal's width for the text report (0: not a terminal, no wrapping)."""
+    if not sys.stdout.isatty():
+        return 0
+    import shutil  # (3 ms to import) only to fit a terminal
+
+    return shutil.get_terminal_size(fallback=(100, 24)).columns - 1
 
 
 def _trips(rep, fail_on: str | None) -> bool:
@@ -164,11 +169,7 @@ def _diagnose_many(
 
             write_json_list(reports, sys.stdout)
         else:
-            width = 0
-            if sys.stdout.isatty():
-                import shutil
-
-                width = shutil.get_terminal_size(fallback=(100, 24)).columns - 1
+            width = _width()
             parts = [many_summary(reports, fmt)]
             parts += [
                 render(rep, fmt, color=use_color and fmt == "text", full=full, width=width)
