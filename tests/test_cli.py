@@ -312,3 +312,16 @@ def test_several_logs_gate_on_any_and_name_an_unreadable_one_then_exit_2(tmp_pat
 def test_stdin_is_read_once_among_several_logs():
     res = invoke("diagnose", "-", "-")
     assert res.returncode == 2 and "stdin ('-') can be read only once" in res.stderr.decode()
+
+
+def test_the_summary_of_several_logs_keeps_control_characters_off_the_terminal(tmp_path):
+    hostile = tmp_path / "rank9.log"
+    hostile.write_bytes(
+        b"Traceback (most recent call last):\n"
+        b'  File "/srv/app/w.py", line 3, in <module>\n'
+        b"    run()\n"
+        b"RuntimeError: jammed \x1b]0;retitled\x07 \x1b[2J at stage 3\n"
+    )
+    res = invoke("diagnose", str(hostile), str(HEALTHY[0]))
+    out = res.stdout.decode()
+    assert "jammed" in out.splitlines()[1] and "\x1b" not in out and "\x07" not in out

@@ -49,6 +49,16 @@ def summary_counts(report: Report) -> str:
     )
 
 
+_CONTROL = r"[\x00-\x08\x0b-\x1f\x7f-\x9f]"
+
+
+def clean(text: str) -> str:
+    """Text from the log, safe for a terminal: no C0 or C1 control characters (a log line
+    must not move the cursor, retitle the window or open a hyperlink). (``re`` caches the
+    pattern, compiled when a report is first written.)"""
+    return re.sub(_CONTROL, "", text)
+
+
 def summary_line(report: Report) -> str:
     return f"tracelens: {report.document.source}: {summary_counts(report)}"
 
@@ -215,4 +225,4 @@ def many_summary(reports: list[Report], fmt: str = "text") -> str:
         return "\n".join(
             [f"h2. {jira_text(head)}", ""] + [f"* {jira_text(line)}" for line in lines]
         )
-    return "\n".join([head] + [f"  {line}" for line in lines])
+    return "\n".join([clean(head)] + [f"  {clean(line)}" for line in lines])

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-import re
 import textwrap
 
 from tracelens.models import Diagnosis, Report
-from tracelens.render.common import EMPTY_LOG, empty_log, important_facts, summary_line
+from tracelens.render.common import (  # noqa: F401  (clean: part of this module's interface)
+    EMPTY_LOG,
+    clean,
+    empty_log,
+    important_facts,
+    summary_line,
+)
 
 _FG = {"red": 31, "yellow": 33, "cyan": 36, "white": 37}
 
@@ -19,16 +24,9 @@ def _style(text: str, color: bool, fg: str | None = None, bold: bool = False) ->
     return f"{codes}{text}\033[0m"
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 COMPACT_REMEDIES = 3
 COMPACT_EVIDENCE = 6
 COMPACT_REFERENCES = 3
-
-
-def clean(text: str) -> str:
-    """Text from the log, safe for a terminal: no C0 or C1 control characters (a log line
-    must not move the cursor, retitle the window or open a hyperlink)."""
-    return _CONTROL.sub("", text)
 
 
 def _wrap(text: str, width: int, first: str, rest: str) -> list[str]:
