@@ -235,6 +235,10 @@ CASES = {
         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79.19 GiB of which 1.05 GiB is free.",
         {"gpu_memory_total": "79.19 GiB"},
     ),
+    "torch 2.10+'s GPU capability warning": (
+        "UserWarning: Found GPU0 Tesla V100-SXM2-32GB which is of compute capability (CC) 7.0.\n",
+        {"compute_capability": "7.0", "gpu_name": "Tesla V100-SXM2-32GB"},
+    ),
     "vLLM V0's engine line": (
         "INFO 02-10 10:00:00 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.2) with config: model='x'\n",
         {"vllm_version": "0.7.2"},

@@ -199,7 +199,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x(
         "capability",
         # not a requirement ("Device compute capability 8.9 or higher required for FP8")
-        r"compute capability (?:of |is |= |: )?(?P<v>\d+\.\d+)(?P<req> or (?:higher|newer|above|later)|\+| required)?",
+        r"compute capability (?:\(CC\) )?(?:of |is |= |: )?(?P<v>\d+\.\d+)(?P<req> or (?:higher|newer|above|later)|\+| required)?",
         "compute_capability",
         2,
     ),
@@ -230,7 +230,12 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("code=killed", r"code=killed, status=\d+/(?P<v>[A-Z]+)", "signal_name", 2),
     _x("Exit code:", r"^\s*Exit code:\s+(?P<v>-?\d+)\s*$", "exit_code", 1),
     _x("exits with return code", r"exits with return code = (?P<v>-?\d+)\s*$", "exit_code", 1),
-    _x("Found GPU", r"Found GPU\d+ (?P<v>.+?) which is of cuda capability", "gpu_name", 1),
+    _x(
+        "Found GPU",
+        r"Found GPU\d+ (?P<v>.+?) which is of (?:cuda|compute) capability",
+        "gpu_name",
+        1,
+    ),
     _x("NCCL", r"NCCL version (?P<v>\d+\.\d+\.\d+)", "nccl_version", 1, scan=False),
     # Hugging Face scripts (TRL, the examples, LLaMA-Factory): the command line's
     # --model_name_or_path (also as a Python list's items), the arguments dataclass's repr,
