@@ -161,6 +161,16 @@ VALID = {
         """,
         [("faulthandler", "Fatal Python error", "Segmentation fault", 3, [None, None], False)],
     ),
+    "faulthandler dump of the crashing thread alone (all_threads=False)": (
+        """
+        Fatal Python error: Segmentation fault
+
+        Stack (most recent call first):
+          File "/srv/comm.py", line 257 in ncclAllReduce
+          File "/srv/comm.py", line 118 in all_reduce
+        """,
+        [("faulthandler", "Fatal Python error", "Segmentation fault", 2, [None], False)],
+    ),
     "header left mid-line by a progress bar": (
         """
          57%|█████▋    | 378/661 [01:44<01:18,  3.61it/s]Traceback (most recent call last):

@@ -23,7 +23,9 @@ _CARET = re.compile(r"\s+[~^]*\^[~^]*\s*$")
 _REPEATED = re.compile(r"\s*\[Previous line repeated (?P<n>\d+) more times?\]")
 _GROUP_HEAD = re.compile(r"(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):")
 _FAULT_HEAD = re.compile(r"Fatal Python error: (?P<msg>.*)")
-_THREAD_HEAD = re.compile(r"(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):")
+_THREAD_HEAD = re.compile(
+    r"(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ |Stack )\(most recent call first\):"
+)
 _EXC = re.compile(
     r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
 )
