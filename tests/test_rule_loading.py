@@ -94,3 +94,12 @@ def test_the_same_folder_named_twice_is_not_a_duplicate(tmp_path, capsys):
     write_rule(tmp_path / "a", "x/one")
     rs = load([tmp_path / "a", tmp_path / "a" / ".." / "a"], strict=True, cache=False)
     assert [lr.id for lr in rs.rules] == ["x/one"]
+
+
+def test_lint_reports_an_id_too_long_for_the_rules_browser(tmp_path, capsys):
+    long_id = "x/" + "a-very-long-name" * 5  # 82 characters
+    path = write_rule(tmp_path / "mine", long_id)
+    (path.parent / f"{path.stem}.example.log").write_text("boom\n")
+    assert main(["rules", "lint", str(tmp_path / "mine")]) == 1
+    out = capsys.readouterr().out
+    assert f"{long_id}.yaml: id: {len(long_id)} characters, more than 72" in out

@@ -71,7 +71,16 @@ def lint(rs: RuleSet) -> list[str]:
         for ref in r.references:
             if not ref.startswith(("https://", "http://")):
                 problems.append(f"{lr.path}: references: {ref!r} is not a URL")
+        if len(r.id) > ID_MAX:
+            problems.append(
+                f"{lr.path}: id: {len(r.id)} characters, more than {ID_MAX} (the rules browser "
+                "shows an id whole on a 200-column terminal up to that)"
+            )
     return problems
+
+
+ID_MAX = 72
+"""The longest rule id ``rules lint`` accepts."""
 
 
 def _rank1(lr, rep) -> tuple[bool, list[str]]:
