@@ -1,8 +1,7 @@
 """The line lexer for tracebacks: one stream's records in, one token per traceback line out.
 
 A small state machine (normal, traceback, message, fault dump) decides what each line is; the
-grammar in ``grammars/traceback.lark`` (used by :mod:`tracelens.parse.traceback`) checks the
-structure. Lines outside tracebacks produce no token.
+grammar in ``grammars/traceback.lark`` (:mod:`tracelens.parse.traceback`) checks the structure.
 """
 
 from __future__ import annotations
@@ -24,14 +23,13 @@ _REPEATED = re.compile(r"\s*\[Previous line repeated (?P<n>\d+) more times?\]")
 _GROUP_HEAD = re.compile(r"(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):")
 _FAULT_HEAD = re.compile(r"Fatal Python error: (?P<msg>.*)")
 _THREAD_HEAD = re.compile(
-    r"(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ |Stack )\(most recent call first\):"
+    r"(?:(?:Current t|T)hread 0x[\da-fA-F]+ |Stack )\(most recent call first\):"
 )
 _EXC = re.compile(
     r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
 )
 _QUOTE = '"""'
-# A line that can only be an exception (a type named like one, with its message): never taken
-# for a frame's source line, even in a traceback that lost its indentation.
+# A line that can only be an exception (a type named like one, with its message): never a source line.
 EXCEPTION_LINE = re.compile(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
     r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
