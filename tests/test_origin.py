@@ -514,3 +514,21 @@ def test_a_failure_followed_by_progress_then_a_symptom_was_not_carried_on_from()
         if d.severity in ("error", "fatal")
     ]
     assert errors and "frobnicator jammed" in " ".join(d.title for d in errors)
+
+
+def test_an_earlier_crash_no_rule_knows_goes_before_the_collective_timeouts_it_caused():
+    crash = (
+        "[rank1]: Fatal Python error: Segmentation fault\n"
+        "[rank1]: \n"
+        "[rank1]: Current thread 0x00007f3a2b7fe640 (most recent call first):\n"
+        '[rank1]:   File "/srv/app/writer.py", line 41 in write_shard\n'
+        '[rank1]:   File "/srv/app/train.py", line 90 in save\n'
+    )
+    timeout = (
+        "[rank0]:[E902 14:52:10.512341921 ProcessGroupNCCL.cpp:632] [Rank 0] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=4212, OpType=ALLGATHER, NumelIn=1, "
+        "NumelOut=2, Timeout(ms)=600000) ran for 600012 milliseconds before timing out.\n"
+    )
+    diagnoses = diagnose(crash + "[rank0]: step 3 saving checkpoint\n" + timeout).diagnoses
+    assert [d.rule_id for d in diagnoses[:2]] == ["unrecognized", "nccl/watchdog-timeout"]
+    assert "Segmentation fault" in diagnoses[0].title

@@ -331,7 +331,21 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                     ],
                     key=lambda e: e.line,
                 )
-    if primaries:  # a rule found a cause elsewhere: keep it first, name the origin right after
+    if primaries and not _waited_on(primaries, origin):
+        # a rule found a cause elsewhere: keep it first, name the origin right after
         k = diags.index(primaries[-1]) + 1
         return [*diags[:k], un, *diags[k:]]
     return [un, *diags]
+
+
+def _waited_on(primaries: list[Diagnosis], origin: Origin) -> bool:
+    """Every cause a rule found is a collective that timed out waiting, with all its evidence
+    after the originating failure: the ranks that time out wait for the one that failed first
+    (a crash no rule knows), so that failure goes first."""
+    return all(
+        d.category == "nccl-error"
+        and "timeout" in d.rule_id
+        and d.evidence
+        and min(e.line for e in d.evidence) > origin.end
+        for d in primaries
+    )
