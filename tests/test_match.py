@@ -349,3 +349,15 @@ def test_a_remedy_that_repeats_what_the_log_shows_goes_last(commands, facts, rep
         _flags_already_set(commands, {k: Fact(name=k, value=v, line=1) for k, v in facts.items()})
         == repeated
     )
+
+
+def test_a_frame_conditions_named_groups_fill_placeholders(tmp_path):
+    write_rule(
+        tmp_path,
+        "t/oom-where",
+        "all:\n  - exception: {type: 'OutOfMemoryError$'}\n"
+        "  - frame: {function: '^(?P<alloc>profile)_run$'}\n",
+        title="OOM in {alloc|<where>}",
+    )
+    top = diagnose(LOG, load([tmp_path])).diagnoses[0]
+    assert top.rule_id == "t/oom-where" and top.title == "OOM in profile"

@@ -151,20 +151,25 @@ def _frame_cond(body: dict) -> Cond:
         lits = dict(zip(body, keyed.get()))
         for fr in ctx.frames:
             ok = True
+            found = []
             for key, pattern in tests.items():
                 lit = lits[key]
                 val = fr.function if key == "function" else fr.file if key == "file" else fr.module
-                if (
-                    val is None
-                    or (lit is not None and lit not in val)
-                    or ctx.search(compile_regex(pattern), val) is None
-                ):
+                m = None
+                if val is None or (lit is not None and lit not in val):
                     ok = False
+                elif (m := ctx.search(compile_regex(pattern), val)) is None:
+                    ok = False
+                if not ok:
                     break
+                found.append(m)
             if ok and fr.line not in seen:
                 seen.add(fr.line)
                 if hit is None:
                     hit = Hit(weight=_WEIGHTS["frame"], beliefs=[_BELIEF["frame"]])
+                for m in found:  # named groups fill placeholders, as a line's or a message's do
+                    for k, v in _captures(m).items():
+                        hit.captures.setdefault(k, v)
                 text = f'File "{fr.file}", line {fr.lineno}, in {fr.function}'
                 hit.evidence.append(Evidence(line=fr.line, text=_short(text), why=why))
                 if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
