@@ -8,7 +8,6 @@ rules the parent already loaded. Everything an outcome carries is already redact
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import stat
@@ -17,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from tracelens.fleet.sniff import HEAD, not_a_log
+from tracelens.read import formats
 from tracelens.read.formats import HEAD as FORMAT_HEAD
-from tracelens.read.formats import Unreadable, compression, decompress
+from tracelens.read.formats import compression
 from tracelens.read.scan import STREAM_LIMIT
 
 WHOLE_LIMIT = 8 << 20
@@ -182,14 +182,12 @@ def diagnose_data(data: bytes, source: str, size: int | None = None) -> Outcome:
     from tracelens import engine
 
     outcome = Outcome(source)
-    kind = compression(data[:FORMAT_HEAD])
-    if kind is not None:  # a compressed log: what it holds is the log
-        out = io.BytesIO()
-        try:
-            decompress(kind, io.BytesIO(data), out.write, STREAM_LIMIT)
-        except Unreadable as exc:
-            return _failed(outcome, f"{source}: {exc}")
-        data, size = out.getvalue(), None
+    try:  # a compressed log: what it holds is the log
+        unpacked = formats.unpacked(data, STREAM_LIMIT)
+    except formats.Unreadable as exc:
+        return _failed(outcome, f"{source}: {exc}")
+    if unpacked is not data:
+        data, size = unpacked, None
     reason = not_a_log(data[:HEAD], len(data) if size is None else size)
     if reason is not None:
         outcome.not_log = reason
@@ -225,26 +223,19 @@ def diagnose_path(path: str) -> Outcome:
                 data = head + fh.read()
                 return diagnose_data(data, source, len(data))
             if not packed:
-                reason = not_a_log(head, st.st_size)
-                if reason is not None:
-                    return Outcome(source, not_log=reason)
-                digest = hashlib.sha256(head)
-                while chunk := fh.read(1 << 20):
-                    digest.update(chunk)
+                not_log, digest = _hashed(fh, head, st.st_size, source)
+                if not_log is not None:
+                    return not_log
         if packed:
             opened = open_input(path)
             fp, size, _name = opened
             if size <= WHOLE_LIMIT:
                 with fp:
                     return diagnose_data(fp.read(), source)
-            head = fp.read(HEAD)
-            reason = not_a_log(head, size)
-            if reason is not None:
+            not_log, digest = _hashed(fp, fp.read(HEAD), size, source)
+            if not_log is not None:
                 fp.close()
-                return Outcome(source, not_log=reason)
-            digest = hashlib.sha256(head)
-            while chunk := fp.read(1 << 20):
-                digest.update(chunk)
+                return not_log
             fp.seek(0)
     except InputError as exc:
         return _failed(Outcome(source), shown(str(exc)))
@@ -253,6 +244,18 @@ def diagnose_path(path: str) -> Outcome:
             opened[0].close()
         return _failed(Outcome(source), f"{source}: cannot read ({exc.strerror or exc})")
     return _diagnose_large(Outcome(source, log_hash=digest.hexdigest()), path, opened)
+
+
+def _hashed(src, head: bytes, size: int, source: str):
+    """A large log's first bytes ``head`` and the rest of ``src``: (an outcome saying why it is
+    not a log, or None; the sha256 of all its bytes, read as a stream)."""
+    reason = not_a_log(head, size)
+    if reason is not None:
+        return Outcome(source, not_log=reason), None
+    digest = hashlib.sha256(head)
+    while chunk := src.read(1 << 20):
+        digest.update(chunk)
+    return None, digest
 
 
 def _diagnose_large(outcome: Outcome, path: str, opened) -> Outcome:

@@ -129,3 +129,17 @@ def decompress(
             "the rest is not analyzed"
         )
     return size, None
+
+
+def unpacked(data: bytes, limit: int) -> bytes:
+    """``data`` decompressed in memory (up to ``limit`` bytes, as far as a damaged stream
+    goes) when it starts with a compressed format's signature, else ``data`` itself. Raises
+    :class:`Unreadable` for a stream that gives nothing."""
+    kind = compression(data[:HEAD])
+    if kind is None:
+        return data
+    import io
+
+    out = io.BytesIO()
+    decompress(kind, io.BytesIO(data), out.write, limit)
+    return out.getvalue()

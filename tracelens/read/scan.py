@@ -305,12 +305,8 @@ def read_path(
 def read_bytes(data: bytes) -> tuple[list[Record], int, bool, str]:
     """Like :func:`read_records` for bytes already in memory (a compressed log is read
     through its decompressor, as far as it can be; one that cannot is read as it is)."""
-    kind = formats.compression(data[: formats.HEAD])
-    if kind is not None:
-        out = io.BytesIO()
-        try:
-            formats.decompress(kind, io.BytesIO(data), out.write, STREAM_LIMIT)
-            data = out.getvalue()
-        except formats.Unreadable:
-            pass
+    try:
+        data = formats.unpacked(data, STREAM_LIMIT)
+    except formats.Unreadable:
+        pass
     return read_records(io.BytesIO(data), len(data))
