@@ -528,3 +528,131 @@ def test_the_nearest_rules_are_those_scoring_each_entry_in_turn_gives():
         for limit in (1, 3, 10, 100):
             got = [(n.rule_id, n.category, n.score) for n in nearest(origin, entries, limit)]
             assert got == _nearest_one_by_one(origin, entries, limit)
+
+
+def _entry(
+    rule_id: str, category: str, etype: str, message: str, package: str = "", file: str = ""
+):
+    from tracelens.rulebook.nearest import Entry
+
+    return Entry(rule_id, category, f"{etype}: {message}", package, etype, file)
+
+
+WORDS_ENTRIES = [
+    _entry(
+        "a/one",
+        "dependency-missing",
+        "AttributeError",
+        "'DynamicCache' object has no attribute 'seen_tokens'",
+        "transformers",
+    ),
+    _entry(
+        "a/one",
+        "dependency-missing",
+        "AttributeError",
+        "'DynamicCache' object has no attribute 'key_cache'",
+        "transformers",
+    ),
+    _entry(
+        "a/two",
+        "dependency-missing",
+        "AttributeError",
+        "'BertConfig' object has no attribute 'pad_token_id'",
+        "transformers",
+    ),
+    _entry(
+        "b/one",
+        "config-invalid",
+        "ValueError",
+        "pipeline parallel size must divide the number of layers",
+        "vllm",
+    ),
+    _entry(
+        "b/two",
+        "config-invalid",
+        "ValueError",
+        "data parallel size must be set with expert parallel",
+        "vllm",
+    ),
+]
+
+
+def test_the_words_of_known_failures_give_their_category():
+    from tracelens.rulebook.words import Words
+
+    table = Words.build(WORDS_ENTRIES)
+    # each rule weighs one: a/one's two examples count as much as b/one's single one
+    assert table.prior == {"dependency-missing": 2.0, "config-invalid": 2.0}
+    got = table.category(
+        "AttributeError: 'Qwen2Config' object has no attribute 'rope_theta'",
+        "AttributeError",
+        "transformers",
+        "",
+    )
+    assert got is not None and got[0] == "dependency-missing" and 0.5 < got[1] <= 1.0
+    got = table.category(
+        "ValueError: tensor parallel size must divide the heads", "ValueError", "vllm", ""
+    )
+    assert got is not None and got[0] == "config-invalid"
+    # not one word, type or package the table knows: no answer rather than the prior's
+    assert table.category("KeyError: 6", "KeyError", "", "") is None
+
+
+def test_the_words_answer_only_where_the_guess_has_nothing_specific():
+    from tracelens.rulebook.nearest import Near
+    from tracelens.rulebook.unrecognized import choose_category
+
+    framework = f"{SITE}/vllm/engine/arg_utils.py"
+    # the guess's own words first (a CUDA out of memory is gpu-oom whatever the table says)
+    oom = _origin("exception", "RuntimeError", "CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert choose_category(oom, [], 85.0, ("config-invalid", 0.9)) == ("gpu-oom", None)
+    # an exception with no word the guess knows: the words of known failures
+    plain = _origin(
+        "exception",
+        "AttributeError",
+        "'Gemma3Config' object has no attribute 'vocab_size'",
+        framework,
+    )
+    assert choose_category(plain, [], 85.0, ("dependency-missing", 0.8)) == (
+        "dependency-missing",
+        None,
+    )
+    # ... before the default for a framework's own checks, which stays where the words say nothing
+    assert choose_category(plain, [], 85.0, None) == ("config-invalid", None)
+    # a failure line without an exception type: the guess, not the words
+    line = _origin("error", "", "request failed with status 500")
+    assert choose_category(line, [], 85.0, ("dependency-missing", 0.9))[0] == "unrecognized"
+    # a close resemblance still lends its rule's category, a loose one no longer does
+    close, loose = (
+        Near("x/close", "tokenizer-error", 90.0),
+        Near("x/loose", "tokenizer-error", 75.0),
+    )
+    assert choose_category(plain, [close], 85.0, ("dependency-missing", 0.8)) == (
+        "tokenizer-error",
+        close,
+    )
+    assert (
+        choose_category(plain, [loose], 85.0, ("dependency-missing", 0.8))[0]
+        == "dependency-missing"
+    )
+
+
+def test_an_unrecognized_exception_takes_the_category_of_the_shipped_rules_words(tmp_path):
+    """End to end: the words table of the shipped rules answers a failure that no rule and no
+    word of the guess knows (an API another version removed, raised in user code)."""
+    from tracelens.engine import parse_path
+    from tracelens.rulebook.load import default_rules
+    from tracelens.rulebook.rank import evaluate
+
+    log = tmp_path / "job.log"
+    log.write_text(
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/train.py", line 41, in <module>\n'
+        "    cache.crop(max_len)\n"
+        f'  File "{SITE}/transformers/cache_utils.py", line 612, in crop\n'
+        "    self.layers_state.trim(max_len)\n"
+        "AttributeError: 'DynamicCache' object has no attribute 'layers_state'. Did you mean: 'layers'?\n"
+    )
+    first = evaluate(parse_path(str(log)), default_rules())[0]
+    assert first.rule_id == "unrecognized"
+    assert first.category == "dependency-missing"

@@ -182,7 +182,11 @@ def _where() -> re.Pattern[str]:
     return re.compile(r"^\S+\.(?:cu|cuh|cpp|cc|h|hpp):\d+ in (?:function )?\S+: ")
 
 
-def guess_category(origin: Origin) -> str:
+def guess_category(origin: Origin, framework_checks: bool = True) -> str:
+    """The category the failure's kind, type, words and raising file say, or "unrecognized".
+    Without ``framework_checks``, a failure raised by a framework's own checks with no other
+    word stays "unrecognized" rather than config-invalid (for the words of known failures to
+    answer first)."""
     head = origin.message if origin.type else origin.text
     head = _where().sub("", head[:600], count=1)[:300]
     if origin.kind == "evicted" and "probe" in head:
@@ -220,7 +224,11 @@ def guess_category(origin: Origin) -> str:
             return cat
     if validation:
         return "config-invalid"
-    if origin.kind == "exception" and _FRAMEWORK.search(file.replace("\\", "/")):
+    if (
+        framework_checks
+        and origin.kind == "exception"
+        and _FRAMEWORK.search(file.replace("\\", "/"))
+    ):
         # raised by a serving or training framework's own checks, with no word of anything
         # else: what they reject is nearly always the configuration they were given
         return "config-invalid"

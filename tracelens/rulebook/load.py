@@ -191,6 +191,7 @@ class RuleSet:
         self.wrappers = [w for lr in rules for w in lr.reports]
         """(type, message) regexes of every exception or line a symptom rule stands for."""
         self._nearest = None  # the nearest-failure index, built on first need
+        self._words = None  # its words table (tracelens.rulebook.words), built on first need
         self._index: Index | None = None
         self._dirs: list[Path] = []
         self._cache = True
@@ -200,6 +201,7 @@ class RuleSet:
     def from_index(cls, index: Index, dirs: list[Path], cache: bool) -> RuleSet:
         rs = cls.__new__(cls)
         rs._nearest = None
+        rs._words = None
         rs._dirs, rs._cache = dirs, cache
         rs._stamped = None
         rs._use(index)
@@ -234,7 +236,7 @@ class RuleSet:
                 stamped.update(ks)
             return False
         self._use(index.get(self._dirs, cache=self._cache, every_file=True))
-        self._nearest = None
+        self._nearest = self._words = None
         if stamped is not None:
             self._stamped = set()
         return True

@@ -25,8 +25,9 @@ from typing import Any
 from tracelens.parse.normalize import normalize
 from tracelens.rulebook.load import read_cache, write_cache
 
-THRESHOLD = 70.0
-"""Lowest score at which an unrecognized failure takes the nearest rule's category."""
+THRESHOLD = 85.0
+"""Lowest score at which an unrecognized failure takes the nearest rule's category (below it,
+the guess and then the words of known failures, ``tracelens.rulebook.words``)."""
 _SAME_PACKAGE = 6.0
 _MIN_MESSAGE = 12
 """Characters of message (besides the type) a failure needs before it can resemble another."""
@@ -40,6 +41,10 @@ class Entry:
     """Normalized ``Type: message`` (or failure line) of the example's originating failure."""
     package: str
     """Top-level package of the raising frame (``vllm``, ``torch`` ...), or ``""``."""
+    type: str = ""
+    """The exception type, or ``""`` for a failure line."""
+    file: str = ""
+    """The file of the raising frame as printed, or ``""``."""
 
 
 @dataclass(frozen=True)
@@ -115,7 +120,16 @@ def build(ruleset) -> list[Entry]:
         origin, _recovered = find_origin(doc, wrappers)
         if origin is None:
             continue
-        out.append(Entry(lr.id, lr.rule.category, key_text(origin), package_of(origin)))
+        out.append(
+            Entry(
+                lr.id,
+                lr.rule.category,
+                key_text(origin),
+                package_of(origin),
+                origin.type,
+                origin.frame.file if origin.frame is not None else "",
+            )
+        )
     return out
 
 
@@ -133,6 +147,28 @@ def index(ruleset) -> list[Entry]:
             write_cache(path, entries)
     ruleset._nearest = entries
     return entries
+
+
+def by_words(origin, entries: list[Entry], table=None) -> tuple[str, float] | None:
+    """The category the words of the known failures (``entries``, or their ``table`` built
+    before) give ``origin``, with its probability; None when none of its words is known."""
+    from tracelens.rulebook.words import Words
+
+    if table is None:
+        table = Words.build(entries)
+    file = origin.frame.file if origin.frame is not None else ""
+    return table.category(key_text(origin), origin.type, package_of(origin), file)
+
+
+def words_table(ruleset):
+    """The words table of the rules' index, built once per rule set."""
+    from tracelens.rulebook.words import Words
+
+    table = ruleset._words
+    if table is None:
+        table = Words.build(index(ruleset))
+        ruleset._words = table
+    return table
 
 
 def nearest(origin, entries: list[Entry], limit: int = 3) -> list[Near]:

@@ -193,14 +193,18 @@ def evaluate(
 
 def _nearest(origin, ruleset: RuleSet, exclude: frozenset[str]):
     """The known failures nearest an unrecognized failure (from the nearest-failure index, less
-    ``exclude``) and the score from which the nearest names its category; the module and its
-    index are loaded only for such a failure."""
-    from tracelens.rulebook.nearest import THRESHOLD, index, nearest
+    ``exclude``), the score from which the nearest names its category, and the category the
+    words of the known failures give it; the module and its index are loaded only for such a
+    failure."""
+    from tracelens.rulebook.nearest import THRESHOLD, by_words, index, nearest, words_table
 
     known = index(ruleset)
     if exclude:
         known = [e for e in known if e.rule_id not in exclude]
-    return nearest(origin, known), THRESHOLD
+        words = by_words(origin, known)
+    else:
+        words = by_words(origin, known, words_table(ruleset))
+    return nearest(origin, known), THRESHOLD, words
 
 
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:

@@ -23,8 +23,9 @@ if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure n
 
 RULE_ID = "unrecognized"
 _SAY_RESEMBLES = 70.0
-"""Score from which the nearest known failure is named in a note (its category is taken from
-the lower threshold on; below this the remedies still list it among the nearest)."""
+"""Score from which the nearest known failure is named in a note (its category is taken only
+from the higher threshold of ``tracelens.rulebook.nearest``; below this the remedies still list
+it among the nearest)."""
 
 # where to search for a failure raised in a package
 _TRACKER = {
@@ -60,13 +61,25 @@ def explains(diag: Diagnosis, origin: Origin) -> bool:
     return any(ln in e.text for ln in lines for e in diag.evidence)
 
 
-def choose_category(origin: Origin, near: list[Near], threshold: float) -> tuple[str, Near | None]:
+def choose_category(
+    origin: Origin,
+    near: list[Near],
+    threshold: float,
+    words: tuple[str, float] | None = None,
+) -> tuple[str, Near | None]:
     """(category, the nearest known failure it came from or None): the nearest known failure's
-    when it resembles it enough, else what the failure's kind and words say. (Trying the words
-    before a loose resemblance was measured too: right for 52 of 93 labelled logs against 55.)"""
+    when it resembles it closely, else what the failure's kind and words say (the guess), and
+    where the guess has nothing specific, the category the words of known failures give an
+    exception (``words``, from ``tracelens.rulebook.words``); docs/unrecognized.md has the
+    figures."""
     best = near[0] if near else None
     if best is not None and best.score >= threshold:
         return best.category, best
+    guessed = guess_category(origin, framework_checks=False)
+    if guessed != "unrecognized":
+        return guessed, None
+    if words is not None and origin.type:
+        return words[0], None  # an exception's words (a bare failure line's say too little)
     return guess_category(origin), None
 
 
@@ -124,12 +137,18 @@ def _search_url(origin: Origin, package: str) -> str:
     return f"https://github.com/search?{params}"
 
 
-def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: str) -> Diagnosis:
+def unrecognized(
+    origin: Origin,
+    near: list[Near],
+    threshold: float,
+    log_file: str,
+    words: tuple[str, float] | None = None,
+) -> Diagnosis:
     """The diagnosis of a failure no rule knows."""
     from tracelens.rulebook.nearest import package_of
 
     package = package_of(origin)
-    category, close = choose_category(origin, near, threshold)
+    category, close = choose_category(origin, near, threshold, words)
     where = ""
     if origin.frame is not None and origin.frame.function:
         where = (
@@ -148,10 +167,11 @@ def unrecognized(origin: Origin, near: list[Near], threshold: float, log_file: s
             "The whole message: "
             + " ⏎ ".join(line.strip() for line in full.strip().splitlines()[:12])
         )
-    if close is not None and close.score >= _SAY_RESEMBLES:
+    like = near[0] if near else None
+    if like is not None and like.score >= _SAY_RESEMBLES:
         notes.append(
-            f"It resembles {close.rule_id} ({close.score:.0f} %), a known failure of category "
-            f"{close.category}: read that rule (`tracelens explain {close.rule_id}`) to see whether it applies."
+            f"It resembles {like.rule_id} ({like.score:.0f} %), a known failure of category "
+            f"{like.category}: read that rule (`tracelens explain {like.rule_id}`) to see whether it applies."
         )
     lo, hi = origin.start, max(origin.end, origin.line)
     remedies = [
@@ -255,7 +275,8 @@ def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
 def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -> list[Diagnosis]:
     """The final list: refused requests and recovered failures downgraded, an unrecognized
     failure named, symptoms pointed at the origin. ``near_fn(origin)``: the known failures
-    nearest it and the score from which the nearest names its category."""
+    nearest it, the score from which the nearest names its category, and the category the
+    words of known failures give it (or None)."""
     origin, recovered = failures.origin, failures.recovered
     # a server that lived on after a failure it answered with a 5xx still failed that request
     answer = _answered_5xx(doc, origin) if recovered and origin is not None else None
@@ -310,8 +331,8 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
         return _refused_after(diags, causes, failures)
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
-    near, threshold = near_fn(origin)
-    un = unrecognized(origin, near, threshold, log_file)
+    near, threshold, words = near_fn(origin)
+    un = unrecognized(origin, near, threshold, log_file, words)
     if answer is not None:
         un.notes.insert(0, served_on)
     what = _short(origin.text)
