@@ -95,6 +95,10 @@ _TB_SHAPED = re.compile(
 
 
 _DEDENTED_FRAME = re.compile(r'File "[^"]*", line \d+')
+_PY_WARNING = re.compile(r"\S+\.py:\d+: \w*Warning: ")
+"""A line of Python's warnings module (``path.py:N: UserWarning: message``): a warning, whatever
+its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries plans), never a
+failure line."""
 _MESSAGE_LINES = 12
 
 
@@ -220,6 +224,8 @@ def _error_lines(
             continue
         spans = merged.get(rec.stream)
         if spans and _inside(spans, rec.line):
+            continue
+        if _PY_WARNING.match(text.lstrip()):
             continue
         if rec.level in _QUIET_LEVELS:
             # an access log writes a server's 500 answer at INFO
