@@ -148,6 +148,8 @@ def recorded() -> list[Answer]:
     out = []
     for line in HELD_OUT.read_text().splitlines():
         x = json.loads(line)
+        if x["raw"] is None:
+            continue  # a log with no diagnosis has no confidence to calibrate
         case = Case(x["round"], Path(x["log"]), None, x["expected"])
         out.append(
             Answer(case, False, x["kind"], x["raw"], x["raw"], x["category"] == x["expected"])
@@ -309,7 +311,20 @@ def record(folder: Path, rules) -> int:
         if (folder.name, case.log.name) in seen:
             continue  # a first answer is recorded once: a later run would answer with its rule
         a = answer(case, rules, False, {})
-        if a is not None:
+        if a is None:  # no diagnosis at all (silent, or healthy): recorded too, once
+            rows.append(
+                {
+                    "round": folder.name,
+                    "commit": commit,
+                    "log": case.log.name,
+                    "expected": case.category,
+                    "rule": None,
+                    "category": "none",
+                    "raw": None,
+                    "kind": "none",
+                }
+            )
+        else:
             rows.append(
                 {
                     "round": folder.name,

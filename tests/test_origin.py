@@ -532,3 +532,66 @@ def test_an_earlier_crash_no_rule_knows_goes_before_the_collective_timeouts_it_c
     diagnoses = diagnose(crash + "[rank0]: step 3 saving checkpoint\n" + timeout).diagnoses
     assert [d.rule_id for d in diagnoses[:2]] == ["unrecognized", "nccl/watchdog-timeout"]
     assert "Segmentation fault" in diagnoses[0].title
+
+
+def test_a_warnings_module_line_is_never_the_failure_whatever_its_words():
+    """cuDNN prints a caught out-of-memory as a UserWarning while it tries convolution plans;
+    the crash that ends the run comes later."""
+    warning = (
+        "/opt/venv/lib/python3.10/site-packages/torch/nn/modules/conv.py:456: UserWarning: Plan failed "
+        "with an OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. (Triggered internally "
+        "at ../aten/src/ATen/native/cudnn/Conv_v8.cpp:924.)\n"
+        "  return F.conv2d(input, weight, bias, self.stride,\n"
+    )
+    crash = (
+        "Traceback (most recent call last):\n"
+        '  File "/home/user/train.py", line 30, in check\n'
+        '    raise ValueError("label 7 outside the 5 classes of the head")\n'
+        "ValueError: label 7 outside the 5 classes of the head\n"
+    )
+    wrappers = Wrappers(default_rules().wrappers)
+    origin = find_failures(parse("step 10 loss 2.31\n" + warning + crash), wrappers).origin
+    assert origin is not None and origin.type == "ValueError"
+    # alone, the warning is no failure at all
+    assert (
+        find_failures(
+            parse("step 10 loss 2.31\n" + warning + "step 11 loss 2.30\n"), wrappers
+        ).origin
+        is None
+    )
+
+
+STREAM_TB = (
+    "ERROR 02-10 14:06:02 [serving.py:1377] Error in chat completion stream generator.\n"
+    "ERROR 02-10 14:06:02 [serving.py:1377] Traceback (most recent call last):\n"
+    'ERROR 02-10 14:06:02 [serving.py:1377]   File "/srv/venv/lib/python3.12/site-packages/vllm/entrypoints/openai/serving_chat.py", line 1259, in chat_completion_stream_generator\n'
+    "ERROR 02-10 14:06:02 [serving.py:1377]     frames = self.load_clip(request)\n"
+    "ERROR 02-10 14:06:02 [serving.py:1377] AssertionError: frame count 23 != 24\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("notice", "severity"),
+    [
+        ("Error in chat completion stream generator.", "error"),
+        ("Error in completion stream generator.", "error"),
+        # any other handler that logged it and went on: handled
+        ("Error while streaming the answer.", "warning"),
+    ],
+)
+def test_an_exception_that_broke_a_streamed_answer_stays_a_failure_when_the_server_lives_on(
+    notice, severity
+):
+    """vLLM logs such an exception under its notice and ends that stream with an error event;
+    the access line said 200 when the stream began, and the server serves the next requests."""
+    log = (
+        STARTED + STREAM_TB.replace("Error in chat completion stream generator.", notice) + SERVING
+    )
+    diagnoses = diagnose(log).diagnoses
+    if severity == "warning":
+        assert not [d for d in diagnoses if d.severity in ("error", "fatal")], diagnoses
+        return
+    top = diagnoses[0]
+    assert top.severity == "error" and top.rule_id == "unrecognized"
+    assert "AssertionError: frame count 23 != 24" in top.title
+    assert "streamed answer was ended with an error event (line 8)" in top.notes[0]

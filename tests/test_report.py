@@ -4,6 +4,7 @@ text that is safe for a terminal, and an unrecognized failure named with a path 
 from __future__ import annotations
 
 import json
+import urllib.parse
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,22 @@ def test_unrecognized_names_the_line_frame_and_the_real_log_file(tmp_path):
     commands = [c for r in first.remedies for c in r.commands]
     assert any(str(log) in c for c in commands) and not any("vllm.log" in c for c in commands)
     assert any(c.startswith("https://github.com/search?") for c in commands)
+
+
+def test_the_tracker_search_for_a_bare_assertion_names_where_it_was_raised():
+    log = (
+        b"Traceback (most recent call last):\n"
+        b'  File "/opt/venv/lib/python3.12/site-packages/vllm/distributed/eplb/eplb_state.py", line 300, in eplb_step\n'
+        b"    assert is_mixture_of_experts(model)\n"
+        b"AssertionError\n"
+    )
+    first = diagnose(log, source="job.log").diagnoses[0]
+    search = next(c for r in first.remedies for c in r.commands if "github.com/search" in c)
+    query = urllib.parse.parse_qs(urllib.parse.urlsplit(search).query)["q"][0]
+    assert (
+        query
+        == "AssertionError eplb_step assert is_mixture_of_experts(model) is:issue repo:vllm-project/vllm"
+    )
 
 
 def test_compact_report_shows_the_first_diagnosis_and_one_line_for_the_rest():

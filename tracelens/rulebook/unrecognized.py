@@ -120,16 +120,18 @@ def _short(text: str, limit: int = 300) -> str:
 def _search_url(origin: Origin, package: str) -> str:
     from tracelens.parse.normalize import normalize
 
-    words = [
-        w
-        for w in normalize(
-            origin.message.splitlines()[0] if origin.message else origin.text
-        ).split()
-        if not w.startswith("<")
-    ]
+    if origin.message.strip():
+        said = origin.message.strip().splitlines()[0]
+    elif origin.type:
+        # a bare exception (an assert without a message): where it was raised says what failed
+        frame = origin.frame
+        said = f"{frame.function or ''} {frame.source or ''}" if frame is not None else ""
+    else:
+        said = origin.text
+    words = [w for w in normalize(said).split() if not w.startswith("<")]
     query = " ".join(words[:12])
     if origin.type:
-        query = f"{origin.type.rsplit('.', 1)[-1]} {query}"
+        query = f"{origin.type.rsplit('.', 1)[-1]} {query}".strip()
     repo = _TRACKER.get(package)
     params = urllib.parse.urlencode(
         {"q": f"{query} is:issue" + (f" repo:{repo}" if repo else ""), "type": "issues"}
@@ -265,6 +267,25 @@ def _answered_5xx(doc: Document, origin: Origin, within: int = 40) -> int | None
     return next((r.line for r in near if found(answer, r.text)), None)
 
 
+_STREAM_ERROR = r"Error in (?:chat )?completion stream generator"
+"""vLLM's line above the traceback of an exception that broke a streamed answer: the server
+ends that stream with an error event (its access line said 200 when the stream began)."""
+
+
+def _stream_broken(doc: Document, origin: Origin) -> int | None:
+    """The line of vLLM's notice that the originating exception broke a streamed answer (right
+    above its traceback, or the failure line itself), or None."""
+    broken = compile_regex(_STREAM_ERROR)
+    return next(
+        (
+            r.line
+            for r in doc.records
+            if origin.start - 3 <= r.line <= origin.start and found(broken, r.text)
+        ),
+        None,
+    )
+
+
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
     """Every evidence line of ``d`` lies inside one of the (first, last line) spans."""
     return bool(d.evidence and spans) and all(
@@ -278,9 +299,11 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
     nearest it, the score from which the nearest names its category, and the category the
     words of known failures give it (or None)."""
     origin, recovered = failures.origin, failures.recovered
-    # a server that lived on after a failure it answered with a 5xx still failed that request
+    # a server that lived on after a failure it answered with a 5xx, or that broke a stream,
+    # still failed that request
     answer = _answered_5xx(doc, origin) if recovered and origin is not None else None
-    recovered = recovered and answer is None
+    stream = _stream_broken(doc, origin) if recovered and origin is not None else None
+    recovered = recovered and answer is None and stream is None
     if origin is None and not diags and failures.reported is not None:
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
     if origin is None:
@@ -322,18 +345,22 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}",
             )
     served_on = (
-        f"The server kept serving after this failure, but the request it happened in failed: "
-        f"it was answered with a server error at line {answer}."
+        "The server kept serving after this failure, but the request it happened in failed: "
+        + (
+            f"it was answered with a server error at line {answer}."
+            if answer is not None
+            else f"its streamed answer was ended with an error event (line {stream})."
+        )
     )
     if causes:
-        if answer is not None:
+        if answer is not None or stream is not None:
             causes[0].notes.insert(0, served_on)
         return _refused_after(diags, causes, failures)
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
     near, threshold, words = near_fn(origin)
     un = unrecognized(origin, near, threshold, log_file, words)
-    if answer is not None:
+    if answer is not None or stream is not None:
         un.notes.insert(0, served_on)
     what = _short(origin.text)
     for d in diags:
