@@ -225,8 +225,6 @@ def _error_lines(
         spans = merged.get(rec.stream)
         if spans and _inside(spans, rec.line):
             continue
-        if _PY_WARNING.match(text.lstrip()):
-            continue
         if rec.level in _QUIET_LEVELS:
             # an access log writes a server's 500 answer at INFO
             if '" 500' not in text or (shape := failure_kind(text)) is None or shape.kind != "http":
@@ -240,6 +238,8 @@ def _error_lines(
             kind = "level"
         else:
             continue
+        if _PY_WARNING.match(text.lstrip()):
+            continue  # a warning, whatever its words
         if kind == "exception":
             more = _continuation(records, k)
         elif text.rstrip().endswith(":"):  # the message on the next line (a Rust panic)
