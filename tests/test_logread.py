@@ -32,6 +32,14 @@ ENVELOPES = [
         "ERROR",
         "d2.engine.train_loop",
     ),
+    # LMCache's own logger: its level, the message with its "(file:line:logger)" tail
+    (
+        "[2025-07-21 11:31:24,622] LMCache ERROR: Failed to connect to the remote store (mooncake_connector.py:88:lmcache.v1.storage_backend)",
+        "Failed to connect to the remote store (mooncake_connector.py:88:lmcache.v1.storage_backend)",
+        "",
+        "ERROR",
+        None,
+    ),
     (
         "[11/23 14:09:17] d2.engine.hooks INFO: Total training time: 0:12:43",
         "Total training time: 0:12:43",

@@ -16,12 +16,12 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import partial
 
 from tracelens.models import Record
 from tracelens.read import prefixes, rewrap
 from tracelens.read.combined import Combined
+from tracelens.read.envelopes import ENVELOPES, FIRST_CHARS, GLOG_LEVELS, Envelope
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
 # control left over except tab.
@@ -71,264 +71,9 @@ _HAS_CTRL_IN_LINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 """What :func:`clean` removes, less the line ends (a line split off a text holds none)."""
 
 
-# --- envelopes -------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Envelope:
-    """One envelope format: an anchored regex and what its groups mean."""
-
-    name: str
-    regex: str
-    """Matched where the line (or the previous envelope) ends."""
-    stream_group: str | None = None
-    """Group naming the process/stream."""
-    level_group: str | None = None
-    time_group: str | None = None
-    source_group: str | None = None
-
-    @cached_property
-    def pattern(self) -> re.Pattern[str]:
-        """:attr:`regex` compiled when a line first tries it: a log tries only the envelopes
-        its lines' first characters allow, and Python takes about half a millisecond to
-        compile each."""
-        return re.compile(self.regex)
-
-
-_LEVEL = r"(?P<level>TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
-_GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
-
-ENVELOPES: tuple[Envelope, ...] = (
-    # a log copied from a web UI with its line numbers: "  1234\t"
-    Envelope("line-number", r" *\d{1,7}\t"),
-    # syslog / journalctl: "Nov 29 03:14:12 gpu-node-7 python3[48211]: "
-    Envelope(
-        "syslog",
-        (
-            r"(?P<t>(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}) "
-            r"[\w.-]+ (?P<s>[\w.@/-]+(?:\[\d+\])?): "
-        ),
-        stream_group="s",
-        time_group="t",
-    ),
-    # Open MPI --tag-output: "[1,0]<stderr>:"
-    Envelope("mpirun", r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:", stream_group="s"),
-    # Slurm srun --label: "3: "
-    Envelope("srun-label", r"(?P<s>\d{1,4}): (?=\S| {2}|\t)", stream_group="s"),
-    # kubectl logs --prefix: "[pod/vllm-0/vllm] "
-    Envelope("kubectl-prefix", r"\[(?P<s>pod/[^\]\s]+)\] ", stream_group="s"),
-    # docker compose: "vllm03  | "
-    Envelope("compose-prefix", r"(?P<s>[A-Za-z0-9][\w.-]*)\s+\| ", stream_group="s"),
-    # pdsh / DeepSpeed multi-node launcher: "node-1: ", "ip-10-0-0-5: ", "10.0.0.5: " (a host
-    # name ending in "-<digits>" or an address, so "ValueError: ", "python3: " or "collect2: "
-    # never match)
-    Envelope(
-        "pdsh-host",
-        r"(?P<s>[A-Za-z][\w-]*-\d+|\d{1,3}(?:\.\d{1,3}){3}): (?=\S| {2}|\[)",
-        stream_group="s",
-    ),
-    # docker --timestamps / kubectl --timestamps: RFC 3339 with nanoseconds; a tab after it in
-    # exports that put the time in a column of its own
-    Envelope(
-        "iso-timestamp",
-        r"(?P<t>\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)[ \t]",
-        time_group="t",
-    ),
-    # a log exported with the time in a column of its own (CloudWatch, Loki, a spreadsheet):
-    # Unix seconds or milliseconds, then a tab: "1714557600123\t"
-    Envelope("epoch-tab", r"(?P<t>\d{10}(?:\d{3})?(?:\.\d+)?)\t", time_group="t"),
-    # SGLang: "[2025-01-20 13:03:50 TP0] " / "[2025-01-20 13:03:50 DP1 TP3] "
-    Envelope(
-        "sglang",
-        (
-            r"\[(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?)"
-            r"(?: (?P<s>(?:[A-Z]{2,4}\d+)(?: [A-Z]{2,4}\d+)*))?\] "
-        ),
-        stream_group="s",
-        time_group="t",
-    ),
-    # "[2026-11-29T03:14:12Z] " / "[2026-11-29 03:14:12.123] "
-    Envelope(
-        "bracket-timestamp",
-        r"\[(?P<t>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?)\] ",
-        time_group="t",
-    ),
-    # detectron2 / fvcore loggers (month/day time, logger name): on the terminal
-    # "[11/23 14:09:17 d2.engine.hooks]: ", warnings and errors led by their level
-    # ("WARNING [11/23 14:09:17 d2.checkpoint.c2_model_loading]: "); in its log.txt file
-    # "[11/23 14:09:17] d2.engine.hooks INFO: "
-    Envelope(
-        "detectron2",
-        r"(?:(?P<level>WARNING|ERROR) )?\[(?P<t>\d{2}/\d{2} \d{2}:\d{2}:\d{2}) (?P<src>[A-Za-z_][\w.]*)\]: ",
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    Envelope(
-        "detectron2-file",
-        r"\[(?P<t>\d{2}/\d{2} \d{2}:\d{2}:\d{2})\] (?P<src>[A-Za-z_][\w.]*) " + _LEVEL + r": ",
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # vLLM / Ray process tags: "(EngineCore_DP0 pid=245) ", "(VllmWorker rank=1 pid=9) ",
-    # "(RayWorkerWrapper pid=77, ip=10.0.0.2) ", "(APIServer pid=1) ", "(pid=77) "
-    Envelope(
-        "process-tag",
-        (
-            r"\((?P<s>(?:[A-Za-z_][\w.:-]*(?: rank=\d+| [A-Z]{2,4}\d+)? )?pid=\d+(?:, ip=[\w.:-]+)?"
-            r"(?:, [\w ]+=[^)]*)?)\) "
-        ),
-        stream_group="s",
-    ),
-    Envelope(
-        "ray-daemon",
-        r"\((?P<s>raylet|gcs_server|autoscaler|monitor)[^)]*\) ",
-        stream_group="s",
-    ),
-    # torchrun: "[rank3]: " / "[default0]:"
-    Envelope("torchrun-rank", r"\[(?P<s>rank\d+)\]: ?", stream_group="s"),
-    Envelope("torchrun-default", r"\[(?P<s>default\d+)\]:", stream_group="s"),
-    # vLLM logger: "ERROR 01-20 13:03:50 [core.py:700] " and the relative-path form
-    # "ERROR 01-20 13:03:50 [v1/executor/multiproc_executor.py:749] "
-    Envelope(
-        "vllm-logger",
-        _LEVEL + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) \[(?P<src>[^\]\s]+)\] ?",
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # older vLLM logger, without the bracket: "ERROR 10-18 16:04:07 multiproc_worker_utils.py:229] "
-    Envelope(
-        "vllm-logger-old",
-        _LEVEL + r" (?P<t>\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d+)?) (?P<src>[\w./-]+\.py:\d+)\] ?",
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # glog (c10d, NCCL watchdog): "E0120 13:03:50.123456 1234 ProcessGroupNCCL.cpp:1234] "
-    Envelope(
-        "glog",
-        r"(?P<level>[IWEF])(?P<t>\d{4} \d{2}:\d{2}:\d{2}\.\d+)\s+\d+ (?P<src>[\w./-]+:\d+)\] ",
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # c10 (PyTorch C++) in brackets: "[E1129 15:53:15.897998298 socket.cpp:1028] ",
-    # "[W601 10:00:03.512 ProcessGroupNCCL.cpp:4561] "
-    Envelope(
-        "c10-bracket",
-        (
-            r"\[(?P<level>[IWEF])(?P<t>\d{3,4} \d{2}:\d{2}:\d{2}(?:\.\d+)?)(?: \d+)? (?P<src>[\w./-]+:\d+)\] ?"
-        ),
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # loguru and similar: "2025-06-01 10:00:00.123 | ERROR    | app.server:run:42 - "
-    Envelope(
-        "pipe-level",
-        (
-            r"(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?) \| "
-            + _LEVEL
-            + r"\s*\| (?P<src>[\w.:<>-]+) - "
-        ),
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # a level in brackets after a timestamp was peeled: "[ERROR] ", DeepSpeed's "[INFO] "
-    Envelope("bracket-level", r"\[" + _LEVEL + r"\]\s+", level_group="level"),
-    # DeepSpeed's source after the level: "[partition_parameters.py:347:__exit__] "
-    Envelope(
-        "bracket-source",
-        r"\[(?P<src>[\w./-]+\.py:\d+(?::[\w<>]+)?)\] ",
-        source_group="src",
-    ),
-    # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
-    Envelope(
-        "python-asctime",
-        (
-            r"(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) - (?P<src>[\w.]+) - "
-            + _LEVEL
-            + r" - "
-        ),
-        level_group="level",
-        time_group="t",
-        source_group="src",
-    ),
-    # PyTorch's own log format (torch 2.1-2.2), after its bracketed time:
-    # "[2024-06-18 23:38:49,504] torch._dynamo.convert_frame: [WARNING] "
-    Envelope(
-        "logger-bracket-level",
-        r"(?P<src>[A-Za-z_]\w*(?:\.\w+)+): \[" + _LEVEL + r"\] ?",
-        level_group="level",
-        source_group="src",
-    ),
-    # Python logging basicConfig: "ERROR:root:", "WARNING:transformers.modeling_utils:"
-    Envelope(
-        "python-logging",
-        _LEVEL + r":(?P<src>[\w.]+):",
-        level_group="level",
-        source_group="src",
-    ),
-    # pytest's failure report: the exception and its message on "E   " lines, indented to the
-    # failing source line ("E       ValueError: bad shape")
-    Envelope("pytest-e", r"E(?: {3,}(?=\S)| +$)"),  # a blank "E" line too
-    # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
-    Envelope("uvicorn", _LEVEL + r":\s+", level_group="level"),
-    # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."
-    Envelope(
-        "timestamp-level",
-        (
-            r"\[?(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\]?\s+\[?"
-            + _LEVEL
-            + r"\]?:?\s+"
-        ),
-        level_group="level",
-        time_group="t",
-    ),
-)
-
-_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_ALNUM = _UPPER + _UPPER.lower() + "0123456789"
-# The characters each envelope can start with: a line is only tried against the envelopes its
-# next character allows (most traceback and message lines try none).
-_FIRST_CHARS = {
-    "line-number": " 0123456789",
-    "syslog": "ADFJMNOS",
-    "mpirun": "[",
-    "srun-label": "0123456789",
-    "kubectl-prefix": "[",
-    "compose-prefix": _ALNUM,
-    "pdsh-host": _ALNUM,
-    "iso-timestamp": "0123456789",
-    "epoch-tab": "0123456789",
-    "sglang": "[",
-    "bracket-timestamp": "[",
-    "detectron2": "[WE",
-    "detectron2-file": "[",
-    "process-tag": "(",
-    "ray-daemon": "(",
-    "torchrun-rank": "[",
-    "torchrun-default": "[",
-    "vllm-logger": "TDINWECF",
-    "vllm-logger-old": "TDINWECF",
-    "glog": "IWEF",
-    "c10-bracket": "[",
-    "python-asctime": "0123456789",
-    "pipe-level": "0123456789",
-    "bracket-level": "[",
-    "bracket-source": "[",
-    "logger-bracket-level": _UPPER + _UPPER.lower() + "_",
-    "python-logging": "TDINWECF",
-    "uvicorn": "TDINWECF",
-    "pytest-e": "E",
-    "timestamp-level": "[0123456789",
-}
 _BY_FIRST: dict[str, tuple[Envelope, ...]] = {
-    ch: tuple(e for e in ENVELOPES if ch in _FIRST_CHARS[e.name])
-    for ch in set("".join(_FIRST_CHARS.values()))
+    ch: tuple(e for e in ENVELOPES if ch in FIRST_CHARS[e.name])
+    for ch in set("".join(FIRST_CHARS.values()))
 }
 
 
@@ -345,7 +90,7 @@ _COMBINE_AFTER = 20_000
 costs what combining saves on about this many lines, so a single log (a ``diagnose``) never
 pays for it and a batch (``ingest``) soon gains."""
 _lines_read = 0
-_COMBINED = Combined(_BY_FIRST, _STACKED, _GLOG_LEVELS)
+_COMBINED = Combined(_BY_FIRST, _STACKED, GLOG_LEVELS)
 
 
 def expect_many() -> None:
