@@ -247,6 +247,10 @@ CASES = {
         "torch 2.6.0. Copied from the notebook\nPyTorch 2.6.0. Then\n",
         {"torch_version": "2.6.0"},
     ),
+    "pip's chain of requirements": (
+        "INFO: pip is looking at multiple versions of xformers (from torch==2.10.0->vllm==0.16.0) to determine\n",
+        {"torch_version": "2.10.0", "vllm_version": "0.16.0"},
+    ),
     "a nightly's dotted version": (
         "torch 2.6.0.dev20250101 nightly\n",
         {"torch_version": "2.6.0.dev20250101"},

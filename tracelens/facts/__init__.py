@@ -66,9 +66,9 @@ def _x(
     return Extractor(trigger, pattern, name, priority, scan)
 
 
-# a version; a dot counts only when more of the version follows it ("found vllm==0.8.1." ends a
-# sentence)
-_VER = r"(?P<v>\d+\.\d+(?:[\w+-]|\.[\w+-])*)"
+# a version; a dot or a hyphen counts only when more of the version follows it ("found
+# vllm==0.8.1." ends a sentence, pip's "(from torch==2.10.0->vllm==0.16.0)" chains requirements)
+_VER = r"(?P<v>\d+\.\d+(?:[.-]?[\w+])*)"
 
 EXTRACTORS: tuple[Extractor, ...] = (
     _x(
