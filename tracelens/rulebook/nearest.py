@@ -138,14 +138,19 @@ def index(ruleset) -> list[Entry]:
     cached = getattr(ruleset, "_nearest", None)
     if cached is not None:
         return cached
+    from tracelens.rulebook.words import Words
+
     files = _examples(ruleset)
     path = _cache_file(files)
-    entries = read_cache(path) if path is not None else None
-    if not isinstance(entries, list):
+    held = read_cache(path) if path is not None else None
+    if isinstance(held, tuple) and len(held) == 2 and isinstance(held[1], Words):
+        entries, table = held
+    else:
         entries = build(ruleset)
+        table = Words.build(entries)  # cached with the index: building it takes ~50 ms
         if path is not None:
-            write_cache(path, entries)
-    ruleset._nearest = entries
+            write_cache(path, (entries, table))
+    ruleset._nearest, ruleset._words = entries, table
     return entries
 
 
@@ -161,14 +166,10 @@ def by_words(origin, entries: list[Entry], table=None) -> tuple[str, float] | No
 
 
 def words_table(ruleset):
-    """The words table of the rules' index, built once per rule set."""
-    from tracelens.rulebook.words import Words
-
-    table = ruleset._words
-    if table is None:
-        table = Words.build(index(ruleset))
-        ruleset._words = table
-    return table
+    """The words table of the rules' index (built and cached with it)."""
+    if ruleset._words is None or ruleset._nearest is None:
+        index(ruleset)
+    return ruleset._words
 
 
 def nearest(origin, entries: list[Entry], limit: int = 3) -> list[Near]:
