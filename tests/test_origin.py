@@ -595,3 +595,31 @@ def test_an_exception_that_broke_a_streamed_answer_stays_a_failure_when_the_serv
     assert top.severity == "error" and top.rule_id == "unrecognized"
     assert "AssertionError: frame count 23 != 24" in top.title
     assert "streamed answer was ended with an error event (line 8)" in top.notes[0]
+
+
+_ELASTIC = "I1104 12:41:09.884000 140602 torch/distributed/elastic/agent/server/api.py:844] "
+
+
+@pytest.mark.parametrize(
+    ("after", "severity"),
+    [
+        # every worker of the restarted group exited 0: the restart recovered
+        (
+            _ELASTIC + "[default] worker group successfully finished. "
+            "Waiting 300 seconds for other agents to finish.\n",
+            "warning",
+        ),
+        (
+            _ELASTIC + "Local worker group finished (WorkerState.SUCCEEDED). "
+            "Waiting 300 seconds for other agents to finish\n",
+            "warning",
+        ),
+        # the agent restarted the group, but nothing says it finished
+        (_ELASTIC + "[default] Starting worker group\n", "error"),
+    ],
+    ids=["group-finished", "local-group-succeeded", "restarted-only"],
+)
+def test_an_elastic_restart_that_finishes_makes_the_failure_before_it_a_warning(after, severity):
+    log = "starting training\n" + _POLL + "step 100 | loss 1.92\n" + after
+    first = diagnose(log).diagnoses[0]
+    assert first.severity == severity

@@ -34,13 +34,18 @@ _MIN_PROGRESS = 3
 _ALL_PASSED = re.compile(
     r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)*"
     r"\d+ passed\b(?:, \d+ (?:skipped|deselected|xfailed|xpassed|warnings?))* in [\d.]+s\b.*=+$|"
-    r"^# Out of bounds values : 0 OK\s*$"
+    r"^# Out of bounds values : 0 OK\s*$|"
+    r"\bworker group successfully finished\. Waiting\b|"
+    r"\bLocal worker group finished \((?:WorkerState\.)?SUCCEEDED\)"
 )
 """A test run's closing summary when nothing failed: pytest's ("== 6 passed, 1 warning in
 3.21s =="; "failed" or "error" in it keeps it from matching), whose passing tests may print
 tracebacks (expected exceptions, captured output), and nccl-tests' final check ("# Out of bounds
 values : 0 OK": every collective returned the right values), after which the warnings NCCL
-printed on the way (a transport it could not use and fell back from) stopped nothing."""
+printed on the way (a transport it could not use and fell back from) stopped nothing; and
+torchelastic's agent when every worker of its current attempt exited 0 ("[default] worker group
+successfully finished. Waiting 300 seconds for other agents to finish.", "Local worker group
+finished (SUCCEEDED)"): a restart after a lost node or a failed worker recovered."""
 
 
 _VITAL_THREAD = re.compile(
@@ -89,7 +94,7 @@ _PROGRESS_OR_START = (
     rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
-    rb"worker continues| passed|Out of bounds values"
+    rb"worker continues| passed|Out of bounds values|worker group"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
