@@ -32,6 +32,21 @@ ENVELOPES = [
         "ERROR",
         "d2.engine.train_loop",
     ),
+    # KServe's model server logger, and uvicorn's under KServe's configuration
+    (
+        "2024-09-05 14:21:37.902 1 kserve ERROR [__main__.py:<module>():259] Failed to start model server: integer division or modulo by zero",
+        "Failed to start model server: integer division or modulo by zero",
+        "",
+        "ERROR",
+        "kserve",
+    ),
+    (
+        "2024-09-05 14:21:40.118 1 uvicorn.error INFO:     Started server process [1]",
+        "Started server process [1]",
+        "",
+        "INFO",
+        "uvicorn.error",
+    ),
     # LMCache's own logger: its level, the message with its "(file:line:logger)" tail
     (
         "[2025-07-21 11:31:24,622] LMCache ERROR: Failed to connect to the remote store (mooncake_connector.py:88:lmcache.v1.storage_backend)",

@@ -192,6 +192,20 @@ ENVELOPES: tuple[Envelope, ...] = (
         r"\[(?P<src>[\w./-]+\.py:\d+(?::[\w<>]+)?)\] ",
         source_group="src",
     ),
+    # KServe's model servers (kserve/logging.py: "%(asctime)s.%(msecs)03d %(process)s %(name)s
+    # %(levelname)s [%(filename)s:%(funcName)s():%(lineno)s] %(message)s", and uvicorn's loggers
+    # under it with "%(levelprefix)s"): "2024-09-05 14:21:37.902 1 kserve ERROR [__main__.py:<module>():259] "
+    Envelope(
+        "kserve",
+        (
+            r"(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}) \d+ (?P<src>[A-Za-z_][\w.]*) "
+            + LEVEL
+            + r"(?: \[[^\]\s]+\] |:\s+)"
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
     Envelope(
         "python-asctime",
@@ -264,6 +278,7 @@ FIRST_CHARS = {
     "vllm-logger-old": "TDINWECF",
     "glog": "IWEF",
     "c10-bracket": "[",
+    "kserve": "0123456789",
     "python-asctime": "0123456789",
     "pipe-level": "0123456789",
     "bracket-level": "[",
