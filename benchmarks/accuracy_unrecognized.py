@@ -26,7 +26,7 @@ import yaml
 from tracelens.engine import parse_path
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.load import default_rules
-from tracelens.rulebook.nearest import THRESHOLD, Entry, by_words, key_text, nearest, package_of
+from tracelens.rulebook.nearest import THRESHOLD, Entry, by_words, entry_of, nearest
 from tracelens.rulebook.origin import Wrappers, find_origin
 from tracelens.rulebook.unrecognized import choose_category
 from tracelens.rulebook.words import Words
@@ -91,10 +91,7 @@ def main() -> None:
             origin, _ = find_origin(parse_path(str(path)), wrappers)
             if origin is None:
                 continue
-            file = origin.frame.file if origin.frame is not None else ""
-            entry = Entry(
-                lr.id, lr.rule.category, key_text(origin), package_of(origin), origin.type, file
-            )
+            entry = entry_of(lr, origin)
             entries.append((added.get(str(Path(path).resolve().relative_to(ROOT)), 0), entry))
     times = round_times()
     thresholds = (55, 70, 85, 101)

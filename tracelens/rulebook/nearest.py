@@ -120,17 +120,14 @@ def build(ruleset) -> list[Entry]:
         origin, _recovered = find_origin(doc, wrappers)
         if origin is None:
             continue
-        out.append(
-            Entry(
-                lr.id,
-                lr.rule.category,
-                key_text(origin),
-                package_of(origin),
-                origin.type,
-                origin.frame.file if origin.frame is not None else "",
-            )
-        )
+        out.append(entry_of(lr, origin))
     return out
+
+
+def entry_of(lr, origin) -> Entry:
+    """The index entry of a rule's example whose originating failure is ``origin``."""
+    file = origin.frame.file if origin.frame is not None else ""
+    return Entry(lr.id, lr.rule.category, key_text(origin), package_of(origin), origin.type, file)
 
 
 def index(ruleset) -> list[Entry]:
@@ -167,8 +164,7 @@ def by_words(origin, entries: list[Entry], table=None) -> tuple[str, float] | No
 
 def words_table(ruleset):
     """The words table of the rules' index (built and cached with it)."""
-    if ruleset._words is None or ruleset._nearest is None:
-        index(ruleset)
+    index(ruleset)
     return ruleset._words
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import urllib.parse
 from typing import TYPE_CHECKING
 
-from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Remedy
+from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Record, Remedy
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
@@ -253,13 +253,17 @@ _ESCAPED_APP = r"Exception in ASGI application|Error in ASGI Framework"
 Hypercorn): no handler of the server caught it."""
 
 
-def _answered_5xx(doc: Document, origin: Origin, within: int = 40) -> int | None:
+def _around(doc: Document, origin: Origin, within: int = 40) -> list[Record]:
+    """The records from right before the originating failure to ``within`` lines after it:
+    where a server says what became of the request it failed in."""
+    return [r for r in doc.records if origin.start - 3 <= r.line <= origin.end + within]
+
+
+def _answered_5xx(near: list[Record], origin: Origin) -> int | None:
     """The line of the 5xx answer to a request whose exception escaped the server's
     application (the ASGI server's own line right above its traceback): an access log's
-    server error from right before the traceback (a server may log the answer first) to
-    ``within`` lines after it. A handler that logged the exception itself and answered 5xx
-    handled it."""
-    near = [r for r in doc.records if origin.start - 3 <= r.line <= origin.end + within]
+    server error among ``near`` (:func:`_around`: a server may log the answer first). A
+    handler that logged the exception itself and answered 5xx handled it."""
     escaped = compile_regex(_ESCAPED_APP)  # (compiled on first use, as every table here)
     if not any(found(escaped, r.text) for r in near if r.line <= origin.start):
         return None
@@ -272,18 +276,11 @@ _STREAM_ERROR = r"Error in (?:chat )?completion stream generator"
 ends that stream with an error event (its access line said 200 when the stream began)."""
 
 
-def _stream_broken(doc: Document, origin: Origin) -> int | None:
+def _stream_broken(near: list[Record], origin: Origin) -> int | None:
     """The line of vLLM's notice that the originating exception broke a streamed answer (right
     above its traceback, or the failure line itself), or None."""
     broken = compile_regex(_STREAM_ERROR)
-    return next(
-        (
-            r.line
-            for r in doc.records
-            if origin.start - 3 <= r.line <= origin.start and found(broken, r.text)
-        ),
-        None,
-    )
+    return next((r.line for r in near if r.line <= origin.start and found(broken, r.text)), None)
 
 
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
@@ -301,8 +298,11 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
     origin, recovered = failures.origin, failures.recovered
     # a server that lived on after a failure it answered with a 5xx, or that broke a stream,
     # still failed that request
-    answer = _answered_5xx(doc, origin) if recovered and origin is not None else None
-    stream = _stream_broken(doc, origin) if recovered and origin is not None else None
+    answer = stream = None
+    if recovered and origin is not None:
+        around = _around(doc, origin)
+        answer = _answered_5xx(around, origin)
+        stream = _stream_broken(around, origin) if answer is None else None
     recovered = recovered and answer is None and stream is None
     if origin is None and not diags and failures.reported is not None:
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
