@@ -67,3 +67,48 @@ def test_training_progress_after_a_warning_is_carrying_on(progress, recovered):
     origin, carried_on = find_origin(parse(log), Wrappers(default_rules().wrappers))
     assert origin is not None and "NCCL WARN" in origin.text
     assert carried_on is recovered
+
+
+def _controller_log(worker_lines: list[str], tail: str) -> str:
+    """Ray Train v2: the controller logs a retried startup timeout, goes on printing its own
+    lines (read as more of the exception's message), and the workers' lines come between."""
+    ctl = "(TrainController pid=7) "
+    return "\n".join(
+        [
+            ctl + "Traceback (most recent call last):",
+            ctl + '  File "/srv/ray/train/v2/worker_group.py", line 298, in _start_impl',
+            ctl + "    raise WorkerGroupStartupTimeoutError(",
+            ctl + "ray.train.v2._internal.exceptions.WorkerGroupStartupTimeoutError: "
+            "The worker group startup timed out after 30.0 seconds waiting for 4 workers.",
+            ctl + "[State Transition] SCHEDULING -> RESCHEDULING.",
+            ctl + "Started training worker group of size 4: ",
+            *worker_lines,
+            ctl + tail,
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("worker_lines", "recovered"),
+    [
+        # another process trained while the failing one's message went on: carried on
+        (
+            [f"(RayTrainWorker pid=11) epoch {k}: train_loss=1.{k} val_acc=0.5" for k in range(3)],
+            True,
+        ),
+        # the same words from the failing process itself are still its message: not seen
+        ([f"(TrainController pid=7) epoch {k}: train_loss=1.{k}" for k in range(3)], False),
+        # a worker that failed too is no witness of progress
+        (
+            [f"(RayTrainWorker pid=11) epoch {k}: train_loss=1.{k}" for k in range(3)]
+            + ["(RayTrainWorker pid=11) RuntimeError: CUDA error: an illegal memory access"],
+            False,
+        ),
+    ],
+    ids=["worker-trains", "same-process", "worker-failed"],
+)
+def test_progress_of_another_process_during_a_long_message_is_carrying_on(worker_lines, recovered):
+    log = _controller_log(worker_lines, "[State Transition] RUNNING -> FINISHED.")
+    origin, carried_on = find_origin(parse(log), Wrappers(default_rules().wrappers))
+    assert origin is not None and "WorkerGroupStartupTimeoutError" in origin.text
+    assert carried_on is recovered

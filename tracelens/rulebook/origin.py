@@ -397,7 +397,13 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     if not real:
         return Failures(None, False, refused, handled, _reported(doc, stop))
     last_end = max(c.end for c in real)
-    recovered = carried_on(doc.records, last_end) and not vital_thread_died(doc.records)
+    # a process that printed no failure of its own, interleaved with a failure's long message
+    failing = {c.stream for c in real} | {e.stream for e in doc.errors}
+    failing.update(s for tb in doc.tracebacks for s in (tb.stream, *tb.streams))
+    elsewhere = (max(c.line for c in real), frozenset(failing))
+    recovered = carried_on(doc.records, last_end, elsewhere=elsewhere) and not vital_thread_died(
+        doc.records
+    )
     if recovered:  # a symptom after the progress (an engine declared dead) ends the run too
         symptom = wrappers.last_symptom(doc, after=last_end)
         recovered = symptom == 0 or carried_on(doc.records, symptom)

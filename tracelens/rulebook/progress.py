@@ -61,13 +61,32 @@ def vital_thread_died(records: list[Record]) -> bool:
     )
 
 
-def carried_on(records: list[Record], after: int, chunk: int = 256) -> bool:
+def carried_on(
+    records: list[Record],
+    after: int,
+    chunk: int = 256,
+    *,
+    elsewhere: tuple[int, frozenset[str]] | None = None,
+) -> bool:
     """At least a few progress lines after ``after``, in the same run (a restart is a new
     run: the one that failed did not carry on). The lines that may be either are found by one
     RE2 pass over each ``chunk`` lines (:data:`_PROGRESS_OR_START`), each then checked as
-    before; a log of many answered requests is decided within its first chunk."""
+    before; a log of many answered requests is decided within its first chunk.
+
+    ``elsewhere`` = (line, streams): a record of a stream not in ``streams`` counts from that
+    line on (the failure's exception line), not only after ``after`` (the end of its message):
+    another process's lines interleaved with a long message are not part of it, and a
+    message may run on with lines its own process printed after (Ray Train's controller)."""
     seen = 0
-    tail = [rec for rec in records if rec.line > after]
+    if elsewhere is None:
+        tail = [rec for rec in records if rec.line > after]
+    else:
+        since, streams = elsewhere
+        tail = [
+            rec
+            for rec in records
+            if rec.line > after or (rec.line > since and rec.stream not in streams)
+        ]
     candidates = compile_regex(_PROGRESS_OR_START, multiline=True)
     for start in range(0, len(tail), chunk):
         part = tail[start : start + chunk]
