@@ -386,6 +386,8 @@ class Failures:
     """When nothing else failed: the first line that reports a failure printed elsewhere (a
     build's ``error: command 'g++' failed``, a server's 500 answer) that the program did not
     carry on from; the failure it reports is not in the log."""
+    last_end: int = 0
+    """Last line of the last failure (0 when nothing failed)."""
 
 
 def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
@@ -407,7 +409,7 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     if recovered:  # a symptom after the progress (an engine declared dead) ends the run too
         symptom = wrappers.last_symptom(doc, after=last_end)
         recovered = symptom == 0 or carried_on(doc.records, symptom)
-    return Failures(real[0], recovered, refused)
+    return Failures(real[0], recovered, refused, last_end=last_end)
 
 
 def _reported(doc: Document, stop: int | None) -> Origin | None:

@@ -271,6 +271,20 @@ def _answered_5xx(near: list[Record], origin: Origin) -> int | None:
     return next((r.line for r in near if found(answer, r.text)), None)
 
 
+_ANSWERED = r'HTTP/\d(?:\.\d)?" 2\d\d\b'
+"""An access-log line of a request answered with success (2xx)."""
+
+
+def _served_after(doc: Document, origin: Origin, last_end: int) -> bool:
+    """The originating failure escaped the server's application and was answered with a 5xx,
+    and the server answered a later request with success after the last failure: that request
+    failed, the server did not."""
+    if _answered_5xx(_around(doc, origin), origin) is None:
+        return False
+    ok = compile_regex(_ANSWERED)
+    return any(r.line > last_end and found(ok, r.text) for r in doc.records)
+
+
 _STREAM_ERROR = r"Error in (?:chat )?completion stream generator"
 """vLLM's line above the traceback of an exception that broke a streamed answer: the server
 ends that stream with an error event (its access line said 200 when the stream began)."""
@@ -337,8 +351,17 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 )
         return diags
     causes = [d for d in diags if not d.secondary and explains(d, origin)]
+    served: bool | None = None
     for d in causes:
         if d.severity not in ERROR_LEVEL:  # a warning that led to the failure
+            if served is None:
+                served = _served_after(doc, origin, failures.last_end)
+            if served:  # a rule that knows the failure as one request's (the client's input)
+                d.notes.insert(
+                    0,
+                    f"The server answered this request with a server error and answered later ones with success: the request failed (line {origin.line}), the server did not.",
+                )
+                continue
             d.severity = "error"
             d.notes.insert(
                 0,
