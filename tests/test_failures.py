@@ -88,6 +88,11 @@ NO_RULE_NEEDED = [
         "heldout-r108-02-sglang-054-gb200-pd-decode-deepep-ll-nvshmem-ibgda-devx-uar-unprivileged-container",
         "nccl",
     ),
+    # Triton's Python backend logs its stub's exception at INFO level
+    (
+        "heldout-r175-03-tritonserver-2508-vllm-backend-pip-vllm-01011-v1-asyncllm-no-engine-metrics",
+        "program",
+    ),
     # a Rust panic: since Rust 1.73 its message is on the line after "panicked at FILE:L:C:"
     (
         "heldout-r125-03-sglang-router-014-startup-panic-cannot-drop-runtime-in-async-context",
@@ -132,3 +137,23 @@ def test_a_failure_line_that_ends_in_a_colon_takes_its_message_from_the_next_lin
     top = engine.diagnose(log).diagnoses[0]
     assert top.rule_id == "unrecognized"
     assert "panicked at src/server.rs:210:14: called `Result::unwrap()`" in top.title
+
+
+@pytest.mark.parametrize(
+    ("line", "failed"),
+    [
+        (
+            'I0911 08:21:51.554457 1 pb_stub.cc:389] "Failed to initialize Python stub: '
+            "ModuleNotFoundError: No module named 'cv2'\\n\\nAt:\\n  /models/m/1/model.py(5): <module>\\n\"",
+            True,
+        ),
+        # other shapes are not looked for at INFO: a line that only mentions an error
+        ("I0911 08:21:51.554457 1 model.py:12] retrying after CUDA error: out of memory", False),
+    ],
+    ids=["triton-stub", "info-mention"],
+)
+def test_only_shapes_that_fail_at_any_level_are_failures_at_info(line, failed):
+    from tracelens.engine import parse
+
+    doc = parse("I0911 08:21:40.100000 1 server.cc:674] started\n" + line + "\n")
+    assert bool(doc.errors) is failed

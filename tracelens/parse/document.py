@@ -28,10 +28,11 @@ from tracelens.models import (
 from tracelens.parse.fold import fold
 from tracelens.parse.lexer import EXCEPTION_LINE, NEW_OUTPUT
 from tracelens.parse.traceback import parse_records
-from tracelens.read.failures import failure_kind
+from tracelens.read.failures import SHAPES, failure_kind
 
 _ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
 _QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
+_QUIET_HINTS = tuple(s.quiet_hint for s in SHAPES if s.quiet_hint)
 """A line the log itself marks as informational is never an error line (request logging
 quotes users' prompts, which may contain any error text)."""
 
@@ -226,10 +227,15 @@ def _error_lines(
         if spans and _inside(spans, rec.line):
             continue
         if rec.level in _QUIET_LEVELS:
-            # an access log writes a server's 500 answer at INFO
-            if '" 500' not in text or (shape := failure_kind(text)) is None or shape.kind != "http":
+            # a few failures are logged at INFO (an access log's 500 answer, Triton's stub)
+            if (
+                not any(h in text for h in _QUIET_HINTS)
+                or (shape := failure_kind(text)) is None
+                or not shape.quiet_hint
+                or shape.quiet_hint not in text
+            ):
                 continue
-            kind = "http"
+            kind = shape.kind
         elif EXCEPTION_LINE.match(text.strip()):
             kind = "exception"
         elif (shape := failure_kind(text)) is not None:

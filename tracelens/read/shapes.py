@@ -21,6 +21,9 @@ class Shape:
     triggers: tuple[bytes, ...] = ()
     """Literals, one of which every matching line holds: the large-log scanner looks for
     them (with its own generic words: ``ERROR``, ``Error``, ``error:`` ...)."""
+    quiet_hint: str = ""
+    """A literal of the lines this shape finds at a quiet level (INFO, DEBUG): such a line is a
+    failure whatever its level. Empty: at a quiet level the shape is not looked for."""
 
 
 SHAPES: tuple[Shape, ...] = (
@@ -199,6 +202,18 @@ SHAPES: tuple[Shape, ...] = (
         triggers=(b": error: ", b": fatal error: ", b"error: creating server"),
     ),
     Shape(
+        "program",
+        # Triton's Python backend logs its stub's exception at INFO (pb_stub.cc; quoted with
+        # \n escapes from r24.xx): the model never loads
+        r"^\"?Failed to initialize Python stub: ",
+        (
+            "\"Failed to initialize Python stub: ModuleNotFoundError: No module named 'cv2'\\n\\nAt:\\n  /models/m/1/model.py(5): <module>\\n\"",
+            "Failed to initialize Python stub: AttributeError: 'AsyncLLM' object has no attribute 'engine'",
+        ),
+        triggers=(b"Failed to initialize Python stub",),
+        quiet_hint="Failed to initialize Python stub",
+    ),
+    Shape(
         "server",
         r"^(?:ERROR:\s+)?\[Errno \d+\] error while attempting to bind|^ERROR:\s+\[Errno \d+\] |"
         r"^ERROR:\s+Exception in ASGI application|^ERROR:\s+Application startup failed",
@@ -222,6 +237,7 @@ SHAPES: tuple[Shape, ...] = (
         ),
         wrapper=True,
         triggers=(b'" 500', b" 500 "),
+        quiet_hint='" 500',  # an access log writes a server's 500 answer at INFO
     ),
     # a test runner's summary of tests that failed (pytest's -ra lines and closing line,
     # unittest's closing line): each reports a failure shown above it (pytest's "E   " lines)
