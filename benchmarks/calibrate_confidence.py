@@ -158,7 +158,8 @@ def recorded() -> list[Answer]:
 
 
 def _steps(pts: list[tuple[float, float]], min_step: int) -> list[tuple[float, float]]:
-    """Isotonic steps (raw upper bound, share right), each of at least ``min_step`` answers."""
+    """Isotonic steps (raw upper bound, share right), each of at least ``min_step`` answers;
+    the share is smoothed toward 1/2 by one right and one wrong answer."""
     by_x: dict[float, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for x, y in pts:
         by_x[x][0] += y
@@ -178,7 +179,11 @@ def _steps(pts: list[tuple[float, float]], min_step: int) -> list[tuple[float, f
             merged[-1][2] + last[2],
         ]
     merged[-1][0] = 1.0
-    return [(round(u, 2), round(min(max(m, 0.01), 0.99), 2)) for u, m, _ in merged]
+    # each share with one right and one wrong answer added (Laplace's rule of succession): a
+    # step of a dozen answers that were all wrong says "rarely right", not "never"
+    return [
+        (round(u, 2), round(min(max((m * n + 1) / (n + 2), 0.01), 0.99), 2)) for u, m, n in merged
+    ]
 
 
 def fit(
@@ -373,7 +378,8 @@ def _intro(held: list[Answer], simulated: list[Answer], args) -> str:
         f"{len(simulated)} logs answered with their own rule left out or from the corpus of "
         "unrecognized failures. A first diagnosis is right when it has the category a person "
         f"gave the log (on a healthy log it is wrong). Steps hold at least {args.min_step} "
-        "answers. Only the first diagnosis is calibrated; the rest keep their raw belief."
+        "answers; each step's share counts one right and one wrong answer more (Laplace's rule "
+        "of succession: a few answers that were all wrong say rarely right, not never). Only the first diagnosis is calibrated; the rest keep their raw belief."
     )
 
 
