@@ -100,6 +100,14 @@ _PY_WARNING = re.compile(r"\S+\.py:\d+: \w*Warning: ")
 """A line of Python's warnings module (``path.py:N: UserWarning: message``): a warning, whatever
 its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries plans), never a
 failure line."""
+
+
+def warning_record(rec: Record) -> bool:
+    """A record a program printed as a warning: logged at warning level, or a line of Python's
+    warnings module."""
+    return rec.level in ("WARNING", "WARN") or _PY_WARNING.match(rec.text.lstrip()) is not None
+
+
 _MESSAGE_LINES = 12
 
 

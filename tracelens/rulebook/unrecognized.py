@@ -14,9 +14,11 @@ import urllib.parse
 from typing import TYPE_CHECKING
 
 from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Record, Remedy
+from tracelens.parse.document import warning_record
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
+from tracelens.rulebook.progress import carried_on
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
     from tracelens.rulebook.nearest import Near
@@ -297,6 +299,18 @@ def _stream_broken(near: list[Record], origin: Origin) -> int | None:
     return next((r.line for r in near if r.line <= origin.start and found(broken, r.text)), None)
 
 
+def _warned_and_carried_on(doc: Document, d: Diagnosis) -> bool:
+    """Every evidence line of ``d`` is a warning the program printed, and it made progress
+    after the last of them."""
+    lines = {e.line for e in d.evidence}
+    records = [r for r in doc.records if r.line in lines]
+    return (
+        bool(records)
+        and all(warning_record(r) for r in records)
+        and carried_on(doc.records, max(lines))
+    )
+
+
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
     """Every evidence line of ``d`` lies inside one of the (first, last line) spans."""
     return bool(d.evidence and spans) and all(
@@ -339,6 +353,12 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 d.notes.insert(
                     0,
                     f"The program logged this traceback as a warning (line {d.evidence[0].line}) and nothing failed after it: it was caught and handled, not fatal.",
+                )
+            elif d.severity in ERROR_LEVEL and _warned_and_carried_on(doc, d):
+                d.severity = "warning"
+                d.notes.insert(
+                    0,
+                    "The program printed this as a warning and carried on after it (it answered requests or made progress afterwards), and nothing failed: it did not stop the run.",
                 )
         return diags
     if recovered:
