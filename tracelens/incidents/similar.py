@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -99,14 +100,19 @@ class Parts:
     etype: str
     error: str
     frames: str
+    names: frozenset[str] = frozenset()
+    """The names the error line quotes (:func:`_names`)."""
 
 
+@lru_cache(maxsize=4096)
 def parts(sig: str) -> Parts:
-    """``rule | type | first line | frames`` (the first line may itself hold ``|``)."""
+    """``rule | type | first line | frames`` (the first line may itself hold ``|``); the same
+    signature is taken apart once (a store's incidents are scored against many queries)."""
     pieces = sig.split(" | ")
     if len(pieces) < 4:
-        return Parts("", "", sig, "")
-    return Parts(pieces[0], pieces[1], " | ".join(pieces[2:-1]), pieces[-1])
+        return Parts("", "", sig, "", _names(sig))
+    error = " | ".join(pieces[2:-1])
+    return Parts(pieces[0], pieces[1], error, pieces[-1], _names(error))
 
 
 def _type_score(a: str, b: str) -> float:
@@ -127,11 +133,11 @@ def _specific(rule: str | None) -> str | None:
 _QUOTED = re.compile(r"'([^'\s]{2,120})'|`([^`\s]{2,120})`")
 
 
-def _names(error: str) -> set[str]:
+def _names(error: str) -> frozenset[str]:
     """The quoted names of an error line (a module, a key, a symbol, a parameter); none when
     it quotes more than two things (a command line, a list of choices)."""
-    names = {a or b for a, b in _QUOTED.findall(error)}
-    return names if len(names) <= 2 else set()
+    names = frozenset(a or b for a, b in _QUOTED.findall(error))
+    return names if len(names) <= 2 else frozenset()
 
 
 NAMES_DISTINGUISH = frozenset(
@@ -173,7 +179,7 @@ def similarity(
     else:  # an empty message says nothing: a bare AssertionError is like another by its frames
         error = frames if not (a.error or b.error) and a.frames and b.frames else 0.0
     mine, theirs = _specific(q.rule_id), _specific(rule_id)
-    mine_names, their_names = _names(a.error), _names(b.error)
+    mine_names, their_names = a.names, b.names
     other_names = bool(mine_names and their_names and not mine_names & their_names)
     if mine and mine == theirs:
         if mine in NAMES_DISTINGUISH or _names_the_cause(a.etype, b.etype):
