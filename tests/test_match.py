@@ -272,6 +272,46 @@ def test_conditional_remedy_and_confidence(tmp_path):
     assert [r.title for r in with_vllm.remedies] == ["always", "vllm only"]
 
 
+def test_a_conditional_does_not_help_item_is_shown_only_when_it_holds(tmp_path):
+    rule = tmp_path / "t" / "c.yaml"
+    rule.parent.mkdir()
+    rule.write_text(
+        "id: t/c\ntitle: t\ncategory: gpu-oom\nseverity: fatal\nneeds: [OutOfMemoryError]\n"
+        "match: {all: [{exception: {type: 'OutOfMemoryError$'}}]}\nroot_cause: r\n"
+        "remedies:\n  - title: always\n"
+        "does_not_help:\n  - plain advice\n"
+        "  - when: {fact: {vllm_version: '*'}}\n    text: vllm {vllm_version} advice\n"
+        "  - when: {line: 'size (?P<size>\\d+)'}\n    text: size {size} advice\n"
+        "references: [https://example.org]\n"
+    )
+    rs = load([tmp_path])
+    plain = diagnose("torch.OutOfMemoryError: CUDA out of memory.\n", rs).diagnoses[0]
+    assert plain.does_not_help == ["plain advice"]
+    with_vllm = diagnose(LOG, rs).diagnoses[0]
+    assert with_vllm.does_not_help == ["plain advice", "vllm 0.11.0 advice"]
+    sized = diagnose("batch size 512\ntorch.OutOfMemoryError: CUDA out of memory.\n", rs)
+    assert sized.diagnoses[0].does_not_help == ["plain advice", "size 512 advice"]
+
+
+def test_a_bad_regex_in_a_does_not_help_condition_is_a_rule_error(tmp_path):
+    from tracelens.rulebook.model import validate_rule
+
+    data = {
+        "id": "t/c",
+        "title": "t",
+        "category": "gpu-oom",
+        "severity": "fatal",
+        "match": {"all": [{"line": "x"}]},
+        "root_cause": "r",
+        "remedies": [{"title": "a"}],
+        "does_not_help": [{"when": {"line": "(unclosed"}, "text": "t"}],
+        "references": ["https://example.org"],
+    }
+    with pytest.raises(ValueError) as exc:
+        validate_rule(data)
+    assert "does_not_help" in str(exc.value)
+
+
 def test_a_remedy_fills_in_what_its_own_condition_captured(tmp_path):
     rule = tmp_path / "t" / "c.yaml"
     rule.parent.mkdir()

@@ -9,6 +9,7 @@ from tracelens.authoring.transforms import TRANSFORMS
 from tracelens.engine import parse, parse_path, report
 from tracelens.models import ERROR_LEVEL
 from tracelens.rulebook.load import RuleSet
+from tracelens.rulebook.model import not_help_text
 from tracelens.rulebook.unrecognized import RULE_ID as UNRECOGNIZED
 
 
@@ -29,7 +30,8 @@ def actionable_claims(rule) -> tuple[set[str], set[str], bool]:
     name, and whether they state a version: what its ``verified`` record must cover."""
     from tracelens.regex import compile_regex
 
-    texts: list[str] = list(rule.does_not_help) + [n.text for n in rule.notes]
+    texts: list[str] = [not_help_text(t) for t in rule.does_not_help]
+    texts += [n.text for n in rule.notes]
     for rem in rule.remedies:
         texts += [rem.title, *rem.steps, *rem.commands]
     flags: set[str] = set()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tracelens.rulebook.load import LoadedRule
+from tracelens.rulebook.model import not_help_text
 from tracelens.rulebook.placeholders import fill
 
 
@@ -31,7 +32,10 @@ def render_rule(lr: LoadedRule) -> str:
         if rem.fixed_in:
             out.append(f"     (fixed in {rem.fixed_in.package} {rem.fixed_in.version})")
     if r.does_not_help:
-        out += ["", "What does not help:"] + [f"  - {f(t)}" for t in r.does_not_help]
+        out += ["", "What does not help:"] + [
+            f"  - {f(not_help_text(t))}" + ("" if isinstance(t, str) else " (in some logs only)")
+            for t in r.does_not_help
+        ]
     if r.false_positives:
         out += ["", "Known false positives:"] + [f"  - {t}" for t in r.false_positives]
     out += ["", "References:"] + [f"  {u}" for u in r.references]

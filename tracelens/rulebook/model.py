@@ -58,6 +58,7 @@ def rule_regexes(rule: Rule) -> set[str]:
     conds = [c for kind in ("all", "any", "none") for c in getattr(rule.match, kind)]
     conds += [note.when for note in rule.notes]
     conds += [rem.when for rem in rule.remedies if rem.when is not None]
+    conds += [item.when for item in rule.does_not_help if not isinstance(item, str)]
     found = {regex for cond in conds for regex in condition_regexes(cond)}
     found.update(v for rep in rule.reports for v in (rep.type, rep.message) if v is not None)
     return found
@@ -349,7 +350,9 @@ class Rule:
     root_cause: str
     notes: list[NoteSpec] = field(default_factory=list)
     remedies: Annotated[list[RemedySpec], _MinLen(1)]
-    does_not_help: list[str] = field(default_factory=list)
+    does_not_help: list[str | NoteSpec] = field(default_factory=list)
+    """What a person might try that does not help (always shown), or ``{when, text}``: shown
+    only when the condition holds (advice that is wrong for some versions only)."""
     references: Annotated[list[str], _MinLen(1)]
     false_positives: list[str] = field(default_factory=list)
     tags: list[str] = field(default_factory=list)
@@ -403,7 +406,18 @@ def _semantic_errors(rule: Rule):
                 _check_condition(rem.when, "when")
             except ValueError as exc:
                 return ("remedies", k, "when"), str(exc)
+    for k, item in enumerate(rule.does_not_help):
+        if not isinstance(item, str):
+            try:
+                _check_condition(item.when, "when")
+            except ValueError as exc:
+                return ("does_not_help", k, "when"), str(exc)
     return None
+
+
+def not_help_text(item: str | NoteSpec) -> str:
+    """The text of a does-not-help item, whether or not it has a condition."""
+    return item if isinstance(item, str) else item.text
 
 
 def validate_rule(data: dict) -> Rule:

@@ -15,7 +15,7 @@ from tracelens.rulebook.calibration import calibrate
 from tracelens.rulebook.conditions import Context, compiled
 from tracelens.rulebook.facttest import _clean_version
 from tracelens.rulebook.load import RuleSet
-from tracelens.rulebook.model import Rule
+from tracelens.rulebook.model import Rule, not_help_text
 from tracelens.rulebook.origin import Wrappers, find_failures
 from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
 from tracelens.rulebook.progress import run_span
@@ -177,7 +177,7 @@ def evaluate(
                 root_cause=" ".join(fill(rule.root_cause, values).split()),
                 notes=notes,
                 remedies=_remedies(rule, values, ctx.facts, ctx),
-                does_not_help=[fill(t, values) for t in rule.does_not_help],
+                does_not_help=_not_helping(rule, values, ctx),
                 evidence=evidence,
                 references=list(rule.references),
                 facts=facts_used,
@@ -207,6 +207,17 @@ def _nearest(origin, ruleset: RuleSet, exclude: frozenset[str]):
     return nearest(origin, known), THRESHOLD, words
 
 
+def _not_helping(rule: Rule, values: dict[str, str], ctx: Context) -> list[str]:
+    """The does-not-help items of ``rule``: the plain ones, and those whose ``when`` holds."""
+    out = []
+    for item in rule.does_not_help:
+        if isinstance(item, str):
+            out.append(fill(item, values))
+        elif (hit := compiled(item.when)(ctx)) is not None:
+            out.append(fill(item.text, dict(values, **hit.captures)))
+    return out
+
+
 def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:
     """One evidence entry per log line (the longest text, every reason), in line order."""
     by_line: dict[int, Evidence] = {}
@@ -223,7 +234,12 @@ def _dedupe_evidence(items: list[Evidence]) -> list[Evidence]:
 
 
 def _texts(rule: Rule) -> list[str]:
-    texts = [rule.title, rule.root_cause, *rule.does_not_help, *(n.text for n in rule.notes)]
+    texts = [
+        rule.title,
+        rule.root_cause,
+        *(not_help_text(t) for t in rule.does_not_help),
+        *(n.text for n in rule.notes),
+    ]
     for r in rule.remedies:
         texts += [r.title, *r.steps, *r.commands]
     return texts
