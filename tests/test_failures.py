@@ -88,11 +88,6 @@ NO_RULE_NEEDED = [
         "heldout-r108-02-sglang-054-gb200-pd-decode-deepep-ll-nvshmem-ibgda-devx-uar-unprivileged-container",
         "nccl",
     ),
-    # Triton's Python backend logs its stub's exception at INFO level
-    (
-        "heldout-r175-03-tritonserver-2508-vllm-backend-pip-vllm-01011-v1-asyncllm-no-engine-metrics",
-        "program",
-    ),
     # a Rust panic: since Rust 1.73 its message is on the line after "panicked at FILE:L:C:"
     (
         "heldout-r125-03-sglang-router-014-startup-panic-cannot-drop-runtime-in-async-context",
@@ -140,20 +135,34 @@ def test_a_failure_line_that_ends_in_a_colon_takes_its_message_from_the_next_lin
 
 
 @pytest.mark.parametrize(
-    ("line", "failed"),
+    ("line", "traceback", "error"),
     [
+        # pybind11's form: read as a traceback (its exception, its At: frames)
         (
             'I0911 08:21:51.554457 1 pb_stub.cc:389] "Failed to initialize Python stub: '
             "ModuleNotFoundError: No module named 'cv2'\\n\\nAt:\\n  /models/m/1/model.py(5): <module>\\n\"",
+            "ModuleNotFoundError",
+            False,
+        ),
+        # no exception in it: still a failure line, whatever its level
+        (
+            "I0911 08:21:51.554457 1 pb_stub.cc:389] Failed to initialize Python stub: unable to load the model",
+            None,
             True,
         ),
         # other shapes are not looked for at INFO: a line that only mentions an error
-        ("I0911 08:21:51.554457 1 model.py:12] retrying after CUDA error: out of memory", False),
+        (
+            "I0911 08:21:51.554457 1 model.py:12] retrying after CUDA error: out of memory",
+            None,
+            False,
+        ),
     ],
-    ids=["triton-stub", "info-mention"],
+    ids=["triton-stub-exception", "triton-stub-other", "info-mention"],
 )
-def test_only_shapes_that_fail_at_any_level_are_failures_at_info(line, failed):
+def test_a_stub_failure_triton_logs_at_info_is_a_failure(line, traceback, error):
     from tracelens.engine import parse
 
     doc = parse("I0911 08:21:40.100000 1 server.cc:674] started\n" + line + "\n")
-    assert bool(doc.errors) is failed
+    types = [tb.segments[-1].exception.type for tb in doc.tracebacks if tb.segments[-1].exception]
+    assert types == ([traceback] if traceback else [])
+    assert bool(doc.errors) is error

@@ -27,6 +27,7 @@ from tracelens.models import (
 )
 from tracelens.parse.fold import fold
 from tracelens.parse.lexer import EXCEPTION_LINE, NEW_OUTPUT
+from tracelens.parse.pybindtb import STUB, stub_traceback
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import SHAPES, failure_kind
 
@@ -63,6 +64,10 @@ def build(
             tb.stream = sid
             tracebacks.append(tb)
             covered[sid].append((tb.start_line, tb.end_line))
+    for rec in records:  # a Python exception a C++ program logged on one line (Triton's stub)
+        if STUB in rec.text and (stub := stub_traceback(rec)) is not None:
+            tracebacks.append(stub)
+            covered[rec.stream].append((rec.line, rec.line))
     tracebacks.sort(key=lambda t: t.start_line)
     tracebacks = fold(tracebacks)
 
