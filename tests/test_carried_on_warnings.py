@@ -1,6 +1,7 @@
-"""A failure a rule knows, printed only as a warning, that the program carried on from (no
-failure anywhere in the log) did not stop the run: the diagnosis is a warning. A line printed
-without a warning level, or one nothing came after, keeps its severity."""
+"""A failure a rule knows, printed only as a warning or below (an INFO stats line), that the
+program carried on from (no failure anywhere in the log) did not stop the run: the diagnosis is
+a warning. A line printed without a level, or one nothing came after, keeps its severity; an
+answered health check is no sign of work."""
 
 from __future__ import annotations
 
@@ -43,5 +44,37 @@ def test_only_a_warning_level_or_a_warnings_module_line_is_a_warning():
 
     assert warning_record(Record(line=1, text=WARNED))
     assert warning_record(Record(line=1, text=PLAIN, level="WARNING"))
+    assert warning_record(Record(line=1, text=PLAIN, level="INFO"))
     assert not warning_record(Record(line=1, text=PLAIN))
     assert not warning_record(Record(line=1, text=PLAIN, level="ERROR"))
+
+
+STALLED = (
+    "(APIServer pid=7) INFO 04-14 16:06:17 [loggers.py:259] Engine 000: Avg prompt throughput: "
+    "0.0 tokens/s, Avg generation throughput: 0.0 tokens/s, Running: 0 reqs, Waiting: 1 reqs, "
+    "GPU KV cache usage: 0.0%, Prefix cache hit rate: 12.4%"
+)
+WORKED = (
+    "(APIServer pid=7) INFO 04-14 16:06:{s} [loggers.py:259] Engine 000: Avg prompt throughput: "
+    "1203.6 tokens/s, Avg generation throughput: 41.8 tokens/s, Running: 2 reqs, Waiting: 0 reqs, "
+    "GPU KV cache usage: 3.1%, Prefix cache hit rate: 0.0%"
+)
+PROBE = '(APIServer pid=7) INFO:     127.0.0.1:{p} - "GET /health HTTP/1.1" 200 OK'
+
+
+@pytest.mark.parametrize(
+    ("after", "severity"),
+    [
+        ([WORKED.format(s=k) for k in (27, 37, 47)], "warning"),  # it worked again after
+        ([PROBE.format(p=51000 + k) for k in range(6)], "error"),  # only health checks answered
+    ],
+    ids=["worked-after", "probes-only"],
+)
+def test_an_info_line_the_engine_worked_on_after_is_no_failure_but_probes_are_no_work(
+    after, severity
+):
+    d = diagnose("\n".join([STALLED, *after])).diagnoses
+    rule = "vllm/scheduler/waiting-request-larger-than-kv-cache-blocks-queue"
+    hit = [x for x in d if x.rule_id == rule]
+    assert hit, [x.rule_id for x in d]
+    assert hit[0].severity == severity

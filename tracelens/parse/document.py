@@ -108,9 +108,13 @@ failure line."""
 
 
 def warning_record(rec: Record) -> bool:
-    """A record a program printed as a warning: logged at warning level, or a line of Python's
-    warnings module."""
-    return rec.level in ("WARNING", "WARN") or _PY_WARNING.match(rec.text.lstrip()) is not None
+    """A record a program printed as no more than a warning: logged at warning level or below
+    (an INFO stats line), or a line of Python's warnings module. A line without a level is
+    none of these: nothing says how the program took it."""
+    return (
+        rec.level in ("WARNING", "WARN", "INFO", "DEBUG", "TRACE")
+        or _PY_WARNING.match(rec.text.lstrip()) is not None
+    )
 
 
 _MESSAGE_LINES = 12

@@ -31,6 +31,13 @@ _PROGRESS = re.compile(
 )
 _MIN_PROGRESS = 3
 
+_PROBE = re.compile(
+    r'"(?:GET|HEAD) /(?:health\w*|ping|metrics|v1/models|models|ready\w*|live\w*|'
+    r'get_model_info|get_server_info)(?:[/?][^ "]*)? HTTP/'
+)
+"""An answered probe (a load balancer's or Kubernetes' health check, a metrics scrape, the
+model list): the server's front end is up, which says nothing of the work behind it."""
+
 _ALL_PASSED = re.compile(
     r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)*"
     r"\d+ passed\b(?:, \d+ (?:skipped|deselected|xfailed|xpassed|warnings?))* in [\d.]+s\b.*=+$|"
@@ -95,6 +102,8 @@ def carried_on(
                 return False
             if _ALL_PASSED.search(part[k].text):
                 return True
+            if _PROBE.search(part[k].text):
+                continue  # a health check answers while the engine behind it is stuck
             seen += 1
             if seen >= _MIN_PROGRESS:
                 return True
