@@ -27,13 +27,14 @@ from __future__ import annotations
 
 import re
 
-from tracelens.models import ExceptionInfo, Frame, Record, Segment, Traceback
-from tracelens.parse.lexer import EXCEPTION_LINE, module_of
+from tracelens.models import ExceptionInfo, Record, Segment, Traceback
+from tracelens.parse.lexer import EXCEPTION_LINE
+from tracelens.parse.traceback import frame_at
 
 STUB = "Failed to initialize Python stub: "
 """Triton's Python backend (pb_stub.cc) before the exception of its stub."""
 
-_AT_FRAME = re.compile(r"^\s+(?P<file>\S(?:.*\S)?)\((?P<lineno>\d+)\): (?P<function>\S+)\s*$")
+_AT_FRAME = re.compile(r"^\s+(?P<file>\S(?:.*\S)?)\((?P<lineno>\d+)\): (?P<func>\S+)\s*$")
 
 
 def stub_traceback(rec: Record) -> Traceback | None:
@@ -53,17 +54,7 @@ def stub_traceback(rec: Record) -> Traceback | None:
     for text in where.splitlines():
         m = _AT_FRAME.match(text)
         if m is not None:
-            path = m.group("file")
-            frames.append(
-                Frame(
-                    file=path,
-                    lineno=int(m.group("lineno")),
-                    function=m.group("function"),
-                    module=module_of(path),
-                    line=rec.line,
-                    end_line=rec.line,
-                )
-            )
+            frames.append(frame_at(m, rec.line, rec.line))
     frames.reverse()  # pybind11 lists the innermost frame first
     exception = ExceptionInfo(
         type=found.group("type"), message=message, line=rec.line, end_line=rec.line

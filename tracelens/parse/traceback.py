@@ -100,6 +100,21 @@ def _parse(tokens, callbacks) -> object:
     return values[-1]
 
 
+def frame_at(m: re.Match[str], line: int, end_line: int = 0, source: str | None = None) -> Frame:
+    """The frame a regex match names (groups ``file``, ``lineno``, ``func``), printed at ``line``
+    (to ``end_line``)."""
+    path = m.group("file")
+    return Frame(
+        file=path,
+        lineno=int(m.group("lineno")),
+        function=m.group("func"),
+        module=module_of(path),
+        source=source,
+        line=line,
+        end_line=end_line,
+    )
+
+
 def _parse_exception(text: str, line: int, more: list[str]) -> ExceptionInfo:
     m = _EXC.match(text.strip())
     if m is None:
@@ -130,15 +145,8 @@ class _Build:
         m = _FRAME.match(str(head))
         assert m is not None
         sources = [str(c).strip() for c in children[1:] if c.type == "SOURCE"]
-        path = m.group("file")
-        return Frame(
-            file=path,
-            lineno=int(m.group("lineno")),
-            function=m.group("func"),
-            module=module_of(path),
-            source="\n".join(sources) or None,
-            line=head.line,
-            end_line=max(c.line for c in children),
+        return frame_at(
+            m, head.line, max(c.line for c in children), source="\n".join(sources) or None
         )
 
     def repeated(self, children):
@@ -207,16 +215,7 @@ class _Build:
         for tok in children[1:]:
             m = _FAULT_FRAME.match(str(tok))
             assert m is not None
-            path = m.group("file")
-            frames.append(
-                Frame(
-                    file=path,
-                    lineno=int(m.group("lineno")),
-                    function=m.group("func"),
-                    module=module_of(path),
-                    line=tok.line,
-                )
-            )
+            frames.append(frame_at(m, tok.line))
         frames.reverse()  # faulthandler prints the most recent call first
         return (str(head).startswith("Current thread"), head.line, frames)
 
