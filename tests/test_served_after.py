@@ -19,6 +19,7 @@ FAILED_REQUEST = [
     "aiohttp.client_exceptions.ClientResponseError: 404, message='Not Found', url='https://img.example.com/a.jpg'",
 ]
 OK = 'INFO:     10.0.0.2:5001 - "POST /v1/chat/completions HTTP/1.1" 200 OK'
+PROBE = 'INFO:     10.0.0.9:6001 - "GET /health HTTP/1.1" 200 OK'
 CRASH = [
     "Traceback (most recent call last):",
     '  File "/srv/venv/lib/python3.12/site-packages/vllm/v1/engine/core.py", line 700, in run_engine_core',
@@ -33,8 +34,9 @@ CRASH = [
         ([OK], "warning"),  # served on: the request failed, the server did not
         ([], "error"),  # nothing answered after it
         ([OK, *CRASH], "error"),  # a later failure: the server did not live on
+        ([PROBE], "error"),  # an answered health check is no request served
     ],
-    ids=["served-on", "nothing-after", "crash-after"],
+    ids=["served-on", "nothing-after", "crash-after", "probe-only"],
 )
 def test_a_request_a_warning_rule_knows_stays_a_warning_when_later_requests_succeed(
     after, severity

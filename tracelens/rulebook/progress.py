@@ -16,8 +16,11 @@ from tracelens.models import Document, Record
 from tracelens.parse.linesearch import records_matching
 from tracelens.regex import compile_regex
 
+_ANSWERED = r'HTTP/\d(?:\.\d)?" 2\d\d\b'
+"""An access-log line of a request answered with success (2xx)."""
+
 _PROGRESS = re.compile(
-    r'HTTP/\d(?:\.\d)?" 2\d\d\b|\b(?:Decode|Prefill) batch[.,]|'
+    _ANSWERED + r"|\b(?:Decode|Prefill) batch[.,]|"
     # vLLM's periodic stats, when they show work done (a stalled engine prints zeros)
     r"\bAvg prompt throughput: (?:[1-9][\d.]*|0\.\d*[1-9]\d*) tokens/s|"
     r"\bAvg prompt throughput: [\d.]+ tokens/s, Avg generation throughput: (?:[1-9][\d.]*|0\.\d*[1-9]\d*) tokens/s|"
@@ -60,6 +63,11 @@ _VITAL_THREAD = re.compile(
 )
 """vLLM's engine core reads requests and writes results on these two threads: with one of them
 dead, requests already inside may still be answered, but no new one ever is."""
+
+
+def answered_request(text: str) -> bool:
+    """An access-log line of a request answered with success, not an answered probe."""
+    return re.search(_ANSWERED, text) is not None and _PROBE.search(text) is None
 
 
 def vital_thread_died(records: list[Record]) -> bool:

@@ -18,7 +18,7 @@ from tracelens.parse.document import warning_record
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
-from tracelens.rulebook.progress import carried_on
+from tracelens.rulebook.progress import answered_request, carried_on
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
     from tracelens.rulebook.nearest import Near
@@ -273,18 +273,13 @@ def _answered_5xx(near: list[Record], origin: Origin) -> int | None:
     return next((r.line for r in near if found(answer, r.text)), None)
 
 
-_ANSWERED = r'HTTP/\d(?:\.\d)?" 2\d\d\b'
-"""An access-log line of a request answered with success (2xx)."""
-
-
 def _served_after(doc: Document, origin: Origin, last_end: int) -> bool:
     """The originating failure escaped the server's application and was answered with a 5xx,
-    and the server answered a later request with success after the last failure: that request
-    failed, the server did not."""
+    and the server answered a later request with success after the last failure (a health check
+    is no such request): that request failed, the server did not."""
     if _answered_5xx(_around(doc, origin), origin) is None:
         return False
-    ok = compile_regex(_ANSWERED)
-    return any(r.line > last_end and found(ok, r.text) for r in doc.records)
+    return any(r.line > last_end and answered_request(r.text) for r in doc.records)
 
 
 _STREAM_ERROR = r"Error in (?:chat )?completion stream generator"
@@ -300,8 +295,9 @@ def _stream_broken(near: list[Record], origin: Origin) -> int | None:
 
 
 def _warned_and_carried_on(doc: Document, d: Diagnosis) -> bool:
-    """Every evidence line of ``d`` is a warning the program printed, and it made progress
-    after the last of them."""
+    """Every evidence line of ``d`` was printed at warning level or below
+    (:func:`~tracelens.parse.document.warning_record`), and the program made progress after the
+    last of them."""
     lines = {e.line for e in d.evidence}
     records = [r for r in doc.records if r.line in lines]
     return (
@@ -358,7 +354,7 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 d.severity = "warning"
                 d.notes.insert(
                     0,
-                    "The program printed this as a warning and carried on after it (it answered requests or made progress afterwards), and nothing failed: it did not stop the run.",
+                    "The program printed this at warning level or below and carried on after it (it answered requests or made progress afterwards), and nothing failed: it did not stop the run.",
                 )
         return diags
     if recovered:
