@@ -63,6 +63,15 @@ CASES = [
         "/home/u/train.py",
         "disk-or-file-corrupt",
     ),
+    # "No space left" of SGLang's KV-cache token pool, not of a disk
+    (
+        "kv-pool-space",
+        "exception",
+        "AssertionError",
+        "No space left for only one request, self.token_to_kv_pool_allocator.available_size()=0",
+        f"{SITE}/sglang/srt/managers/schedule_batch.py",
+        "kv-cache-insufficient",
+    ),
     ("cuda-kind-oom", "cuda", "", "CUDA error: out of memory", "", "gpu-oom"),
     (
         "no-gpu",

@@ -136,7 +136,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         (
             re.compile(
-                r"KV cache|kv_cache|cache blocks|num_gpu_blocks|increase --mem-fraction-static",
+                r"KV cache|kv_cache|token_to_kv_pool|cache blocks|num_gpu_blocks|increase --mem-fraction-static",
                 re.I,
             ),
             "kv-cache-insufficient",
@@ -159,7 +159,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         (
             re.compile(
-                r"safetensors|state_dict|checkpoint|No space left|corrupt|HeaderTooLarge|"
+                r"safetensors|state_dict|checkpoint|No space left on device|corrupt|HeaderTooLarge|"
                 r"deserializing header|central directory|PytorchStreamReader",
                 re.I,
             ),
