@@ -250,6 +250,8 @@ def unrecognized(
 
 _SERVER_ERROR = r'HTTP/\d(?:\.\d)?" 5\d\d\b'
 """An access-log line of a request answered with a server error (5xx)."""
+_ANSWER_WITHIN = 3
+"""Records after a handler's logged traceback among which its 5xx answer is looked for."""
 _ESCAPED_APP = r"Exception in ASGI application|Error in ASGI Framework"
 """The ASGI server's line above an exception that escaped the application (uvicorn,
 Hypercorn): no handler of the server caught it."""
@@ -265,12 +267,39 @@ def _answered_5xx(near: list[Record], origin: Origin) -> int | None:
     """The line of the 5xx answer to a request whose exception escaped the server's
     application (the ASGI server's own line right above its traceback): an access log's
     server error among ``near`` (:func:`_around`: a server may log the answer first). A
-    handler that logged the exception itself and answered 5xx handled it."""
+    handler that logged the exception itself and answered 5xx caught it: only a rule that knows
+    the failure keeps it an error then (:func:`_handler_answered_5xx`)."""
     escaped = compile_regex(_ESCAPED_APP)  # (compiled on first use, as every table here)
     if not any(found(escaped, r.text) for r in near if r.line <= origin.start):
         return None
     answer = compile_regex(_SERVER_ERROR)
     return next((r.line for r in near if found(answer, r.text)), None)
+
+
+def _handler_answered_5xx(doc: Document, origin: Origin) -> int | None:
+    """The line of a 5xx answer among the first records after the originating traceback, which
+    the server's handler logged itself (no ASGI server's line above it): the handler caught the
+    exception and answered the request with a server error."""
+    answer = compile_regex(_SERVER_ERROR)
+    after = [r for r in _around(doc, origin) if r.line > origin.end][:_ANSWER_WITHIN]
+    return next((r.line for r in after if found(answer, r.text)), None)
+
+
+def explains_as_cause(d: Diagnosis, origin: Origin | None) -> bool:
+    """``d`` is a rule's (not the unrecognized) cause of the originating failure."""
+    return (
+        origin is not None
+        and d.rule_id != "unrecognized"
+        and not d.secondary
+        and explains(d, origin)
+    )
+
+
+def _failed_request(line: int) -> str:
+    return (
+        "The server kept serving after this failure, but the request it happened in failed: "
+        f"it was answered with a server error at line {line}."
+    )
 
 
 def _served_after(doc: Document, origin: Origin, last_end: int) -> bool:
@@ -358,7 +387,13 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 )
         return diags
     if recovered:
+        failed = _handler_answered_5xx(doc, origin) if origin is not None else None
         for d in diags:
+            if failed is not None and d.severity in ERROR_LEVEL and explains_as_cause(d, origin):
+                # a rule that knows this failure as an error of the server, which answered the
+                # request with a server error: that request failed, whatever came after it
+                d.notes.insert(0, _failed_request(failed))
+                continue
             if d.severity in ERROR_LEVEL:
                 d.severity = "warning"
                 d.notes.insert(
@@ -384,12 +419,10 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}",
             )
     served_on = (
-        "The server kept serving after this failure, but the request it happened in failed: "
-        + (
-            f"it was answered with a server error at line {answer}."
-            if answer is not None
-            else f"its streamed answer was ended with an error event (line {stream})."
-        )
+        _failed_request(answer)
+        if answer is not None
+        else "The server kept serving after this failure, but the request it happened in failed: "
+        f"its streamed answer was ended with an error event (line {stream})."
     )
     if causes:
         if answer is not None or stream is not None:
