@@ -78,3 +78,25 @@ def test_an_info_line_the_engine_worked_on_after_is_no_failure_but_probes_are_no
     hit = [x for x in d if x.rule_id == rule]
     assert hit, [x.rule_id for x in d]
     assert hit[0].severity == severity
+
+
+TILED = "Warning: Ran out of memory when regular VAE decoding, retrying with tiled VAE decoding."
+EXECUTED = ["Prompt executed in 353.18 seconds", "Prompt executed in 0:05:47"]
+
+
+@pytest.mark.parametrize(
+    ("lines", "severity"),
+    [
+        (["got prompt", TILED, EXECUTED[0]], "warning"),  # says it is a warning: handled
+        (["got prompt", TILED, EXECUTED[1]], "warning"),
+        (["got prompt", f"ERROR {TILED[len('Warning: ') :]}"], "error"),  # at error level
+    ],
+    ids=["seconds", "h-mm-ss", "error-level"],
+)
+def test_a_line_that_says_it_is_a_warning_is_one(lines, severity):
+    """ComfyUI logs its tiled-decoding fallback with no level, as "Warning: ...": the program
+    took it as a warning, not a failure (the prompt ran to its end)."""
+    d = diagnose("\n".join(lines)).diagnoses
+    hit = [x for x in d if x.rule_id == "torch/comfyui-vae-oom-retried-tiled"]
+    assert hit, [x.rule_id for x in d]
+    assert hit[0].severity == severity

@@ -105,16 +105,27 @@ _PY_WARNING = re.compile(r"\S+\.py:\d+: \w*Warning: ")
 """A line of Python's warnings module (``path.py:N: UserWarning: message``): a warning, whatever
 its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries plans), never a
 failure line."""
+_SAYS_WARNING = re.compile(r"Warning: ")
+"""A message that says it is a warning, with no level shown ("Warning: Ran out of memory when
+regular VAE decoding, retrying with tiled VAE decoding.", as ComfyUI logs it): still a failure
+line for what it says, but the program took it as a warning."""
 
 
 def warning_record(rec: Record) -> bool:
     """A record a program printed as no more than a warning: logged at warning level or below
-    (an INFO stats line), or a line of Python's warnings module. A line without a level is
-    none of these: nothing says how the program took it."""
+    (an INFO stats line), a line of Python's warnings module, or a line without a level that
+    begins "Warning: ". Another line without a level is none of these: nothing says how the
+    program took it."""
     return (
         rec.level in ("WARNING", "WARN", "INFO", "DEBUG", "TRACE")
         or _PY_WARNING.match(rec.text.lstrip()) is not None
+        or says_warning(rec.text, rec.level)
     )
+
+
+def says_warning(text: str, level: str | None) -> bool:
+    """A line without a level whose message begins "Warning: " (:data:`_SAYS_WARNING`)."""
+    return not level and _SAYS_WARNING.match(text.lstrip()) is not None
 
 
 _MESSAGE_LINES = 12

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 
 from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
-from tracelens.parse.document import EXCEPTION_LINE, _segments
+from tracelens.parse.document import EXCEPTION_LINE, _segments, says_warning
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
@@ -339,8 +339,9 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
         if err.kind == "killed" and self_kill is not None and err.line > self_kill:
             continue
         # a line at a quiet level is an error line only when its shape says it fails at any
-        # level (Triton's stub failure at INFO); a warning-level one was handled
-        if (err.level or "") in _HANDLED:
+        # level (Triton's stub failure at INFO); a warning-level one was handled, and so was
+        # one that says it is a warning
+        if (err.level or "") in _HANDLED or says_warning(err.text, err.level):
             continue
         if wrappers.line(err.text):
             continue
