@@ -100,3 +100,28 @@ def test_a_line_that_says_it_is_a_warning_is_one(lines, severity):
     hit = [x for x in d if x.rule_id == "torch/comfyui-vae-oom-retried-tiled"]
     assert hit, [x.rule_id for x in d]
     assert hit[0].severity == severity
+
+
+@pytest.mark.parametrize(
+    ("after", "expected"),
+    [
+        (
+            "[INFO] [logging.py:96:log_dist] [Rank 0] step={k}0, skipped=3, lr=[9.6e-06], mom=[(0.9, 0.95)]",
+            True,
+        ),
+        ("[INFO] [launch.py:351:main] Process 5{k}21 exits successfully.", True),
+        ("Prompt executed in 1{k}.52 seconds", True),
+        ("[INFO] [launch.py:351:main] Process 5{k}21 exits with return code = 1", False),
+        ("[INFO] [timer.py:199:stop] epoch=0/micro_step={k}0", False),
+    ],
+    ids=["deepspeed-step", "launcher-exit-0", "comfyui-prompt", "launcher-exit-1", "timer"],
+)
+def test_lines_of_work_done_count_as_carrying_on(after, expected):
+    """DeepSpeed's step lines (no loss in them), its launcher's exit-0 line per rank and
+    ComfyUI's finished prompts are progress after a failure line; a non-zero exit is not."""
+    from tracelens.models import Record
+    from tracelens.rulebook.progress import carried_on
+
+    records = [Record(line=1, text="NCCL WARN NET/IB : Got async event : client reregistration")]
+    records += [Record(line=2 + k, text=after.format(k=k)) for k in range(3)]
+    assert carried_on(records, 1) is expected

@@ -31,6 +31,9 @@ _PROGRESS = re.compile(
     # (the loss may be part of a name: detectron2's "iter: 19  total_loss: 2.113  loss_cls: ...")
     r"(?i:\b(?:step|epoch|iter(?:ation)?|train)\b[ =:\[]*\d+\b.*loss)|"
     r"\bexit(?:ing|ed)? with (?:status|code) 0\b|\bcompleted=[1-9]|\bmoving on\b|\bworker continues\b|"
+    # DeepSpeed's engine every steps_per_print steps (no loss in it) and its launcher's line for
+    # each rank that exited 0
+    r"\bstep=\d+, skipped=\d+, lr=|\bProcess \d+ exits successfully\.|"
     # ComfyUI's line after each queued prompt ran to its end ("{:.2f} seconds"; newer: H:MM:SS)
     r"^Prompt executed in (?:[\d.]+ seconds|\d+:\d\d:\d\d)"
 )
@@ -132,7 +135,8 @@ _PROGRESS_OR_START = (
     rb"vLLM API server version|server_args=ServerArgs\(|Starting elastic_operator|HTTP/|"
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
-    rb"worker continues| passed|Out of bounds values|worker group|Prompt executed in"
+    rb"worker continues| passed|Out of bounds values|worker group|Prompt executed in|"
+    rb", skipped=|exits successfully"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
