@@ -787,10 +787,21 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
         "100%|##########| 2/2 [00:01<00:00,  1.10it/s]",
         "Loading safetensors checkpoint shards:  50% Completed | 1/2 [00:01<00:01,  1.10s/it]",
         "Killing subprocess 14681",
+        "srun: error: gpu-n07: task 0: Exited with exit code 1",
+        "slurmstepd: error: *** STEP 4412.0 ON gpu-n07 CANCELLED AT 2025-03-02T10:41:09 ***",
     ],
-    ids=["tqdm-with-description", "tqdm-bare", "vllm-shards", "torch-1-launcher"],
+    ids=[
+        "tqdm-with-description",
+        "tqdm-bare",
+        "vllm-shards",
+        "torch-1-launcher",
+        "srun",
+        "slurmstepd",
+    ],
 )
 def test_a_progress_bar_after_an_exception_is_not_its_message(after):
+    """Nor a launcher's line about the process (torch 1.x's launcher, Slurm's srun and
+    slurmstepd)."""
     lines = [
         "Traceback (most recent call last):",
         '  File "a.py", line 3, in <module>',
