@@ -278,3 +278,22 @@ def test_an_example_log_added_beside_a_rule_is_listed(rules):
         rules / "x" / "one.example-2.log",
         rules / "x" / "one.example.log",
     ]
+
+
+def test_a_broken_rule_fixed_in_place_loads_on_the_next_run(rules):
+    """A rule file that did not load is stat'ed on every run: its fix written in place (the
+    folder's stamp unchanged) is seen, and its error no longer reported."""
+    path = rules / "x" / "one.yaml"
+    path.write_text("id: x/one\ntitle: t\ntitle: duplicate key\n")
+    os.utime(path, ns=(OLD, OLD))
+    os.utime(path.parent, ns=(OLD, OLD))
+    broken = cheap(rules)
+    assert [Path(e.path).name for e in broken.errors] == ["one.yaml"]
+    assert {lr.id for lr in broken.rules} == {"x/other"}
+    with open(path, "r+") as fh:  # in place: the folder keeps its stamp
+        fh.write(RULE.format(id="x/one", needs="boom", cause="fixed"))
+        fh.truncate()
+    os.utime(path.parent, ns=(OLD, OLD))
+    fixed = cheap(rules)
+    assert fixed.errors == []
+    assert cause_of(fixed) == {"x/one": "fixed"}

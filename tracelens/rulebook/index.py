@@ -6,8 +6,9 @@ id, file and file stamp, its example logs, the wrappers, the errors, the prefilt
 automaton), the catalog (pickled, read only to rebuild: each rule file's stamp, checksum and
 what it held) and each rule's pickled model, read and unpickled only when the rule is used.
 
-When it is current (the trade-off): a run stats every folder of the rules trees and each
-``categories.yaml``, not each rule file. A folder's mtime changes when a file in it is added,
+When it is current (the trade-off): a run stats every folder of the rules trees, each
+``categories.yaml`` and each rule file that did not load (so that its fix is seen however it was
+written), not each rule file. A folder's mtime changes when a file in it is added,
 deleted or renamed, which covers editors that save by writing a new file and renaming it over
 the old one (vim, emacs, JetBrains IDEs, ``sed -i``) and ``git checkout``. An edit written in
 place (VS Code, nano, ``>``) leaves the folder alone: the rules the prefilter picks are stat'ed
@@ -324,6 +325,9 @@ def _build(
             if len(rec) == 4:
                 new_catalog[name] = rec
                 errors.append(rec[3])
+                # a file that did not load is stat'ed on every run, like categories.yaml: its
+                # fix, written in place, would leave its folder's stamp alone and the error on
+                files.append((name, _settled(st.st_mtime_ns, now), st.st_size))
                 continue
             new_catalog[name] = (*rec[:7], offset, len(blob), rec[7])
             blobs.append(blob)
