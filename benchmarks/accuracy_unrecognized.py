@@ -26,7 +26,7 @@ import yaml
 from tracelens.engine import parse_path
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.load import default_rules
-from tracelens.rulebook.nearest import THRESHOLD, Entry, by_words, entry_of, nearest
+from tracelens.rulebook.nearest import THRESHOLD, Entry, by_words, entry_of, indexed, nearest
 from tracelens.rulebook.origin import Wrappers, find_origin
 from tracelens.rulebook.unrecognized import choose_category
 from tracelens.rulebook.words import Words
@@ -87,6 +87,8 @@ def main() -> None:
     added = added_times()
     entries: list[tuple[int, Entry]] = []
     for lr in rules.with_examples():
+        if not indexed(lr):
+            continue
         for path in lr.examples:
             origin, _ = find_origin(parse_path(str(path)), wrappers)
             if origin is None:

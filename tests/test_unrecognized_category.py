@@ -665,3 +665,17 @@ def test_an_unrecognized_exception_takes_the_category_of_the_shipped_rules_words
     first = evaluate(parse_path(str(log)), default_rules())[0]
     assert first.rule_id == "unrecognized"
     assert first.category == "dependency-missing"
+
+
+def test_symptom_rules_examples_are_not_known_failures():
+    """A symptom rule's example log starts with another failure (the one the symptom follows):
+    indexed under the symptom's category (worker-died), it would name that category for an
+    unrecognized failure like the one before it."""
+    from tracelens.rulebook.load import default_rules
+    from tracelens.rulebook.nearest import index
+
+    rules = default_rules()
+    secondary = {lr.id for lr in rules.rules if lr.rule.secondary and lr.examples}
+    assert secondary  # the shipped rules have symptom rules with examples
+    indexed = {e.rule_id for e in index(rules)}
+    assert indexed and not indexed & secondary

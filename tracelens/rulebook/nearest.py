@@ -67,9 +67,17 @@ def package_of(origin) -> str:
     return frame.module.split(".", 1)[0]
 
 
+def indexed(lr) -> bool:
+    """Whether a rule's examples are indexed: not a symptom rule's, whose example logs start
+    with another failure (the one the symptom follows), which its category does not name."""
+    return not lr.rule.secondary
+
+
 def _examples(ruleset) -> list[tuple[str, os.stat_result, Any]]:
     out = []
     for lr in ruleset.with_examples():
+        if not indexed(lr):
+            continue
         for path in lr.examples:
             try:
                 out.append((str(path), path.stat(), lr))
