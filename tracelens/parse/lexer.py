@@ -44,10 +44,8 @@ NEW_OUTPUT = re.compile(
     # a progress bar (tqdm: "Processed prompts:   0%|    | 0/200 [00:00<?, ?it/s]", vLLM's
     # "Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]")
     r".{0,120}?\b\d{1,3}%(?:\|[^|]*\|| Completed \|) *[\d.]+[kMG]?(?:/|it)|"
-    # torch.distributed.launch (torch 1.x) stopping the other ranks
-    r"Killing subprocess \d+$|[=_-]{3,} \S.*\S [=_-]{3,}\s*$|"  # and a titled rule (pytest's sections)
-    # Slurm's own lines about the step ("srun: error: node: task 0: Exited with exit code 1")
-    r"srun: |slurmstepd: |"
+    # torch 1.x's launcher killing ranks, a titled rule (pytest's), Slurm's lines ("srun: error:")
+    r"Killing subprocess \d+$|[=_-]{3,} \S.*\S [=_-]{3,}\s*$|srun: |slurmstepd: |"
     r'\{"(?:@?timestamp|time|ts|level|severity)": ?"|'  # a structured logger's next record
     # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
     r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"

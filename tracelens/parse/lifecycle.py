@@ -20,13 +20,38 @@ instead of one search a line (nothing in it matches a newline, and ``^``/``$`` t
 each record's ends)."""
 
 
+_SELF_SENT = re.compile(r"(?i)\bsend(?:ing)? sigterm to (?:process|pid)\b")
+"""A program's line saying it sends SIGTERM to its own child (vLLM's process manager stopping
+the engine core after the API server failed: "[shutdown] Process manager: send sigterm to
+process EngineCore"): the child's "received signal=SIGTERM" below it is no one asking to stop."""
+_SELF_SENT_WITHIN = 12
+
+
+def _self_sent(records: list[Record], k: int) -> bool:
+    """Record ``k`` tells of a SIGTERM its program's own line above it said it sent."""
+    return "SIGTERM" in records[k].text.upper() and any(
+        _SELF_SENT.search(r.text) for r in records[max(0, k - _SELF_SENT_WITHIN) : k]
+    )
+
+
 def _first_line(records: list[Record]) -> list[int]:
     """The line of the first record that asks to stop, as a list of none or one."""
     text = "\n".join(rec.text for rec in records)
     if text.count("\n") != max(len(records) - 1, 0):  # a record holding a newline: one by one
-        return [rec.line for rec in records if _STOP_REQUESTED.search(rec.text)][:1]
-    m = _STOP_REQUESTED_IN_TEXT.search(text)
-    return [] if m is None else [records[text.count("\n", 0, m.start())].line]
+        return [
+            rec.line
+            for k, rec in enumerate(records)
+            if _STOP_REQUESTED.search(rec.text) and not _self_sent(records, k)
+        ][:1]
+    pos = 0
+    while (m := _STOP_REQUESTED_IN_TEXT.search(text, pos)) is not None:
+        k = text.count("\n", 0, m.start())
+        if not _self_sent(records, k):
+            return [records[k].line]
+        pos = text.find("\n", m.end())  # the next record
+        if pos < 0:
+            break
+    return []
 
 
 def stop_requested_line(doc: Document) -> int | None:
