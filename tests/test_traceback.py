@@ -789,6 +789,7 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
         "Killing subprocess 14681",
         "srun: error: gpu-n07: task 0: Exited with exit code 1",
         "slurmstepd: error: *** STEP 4412.0 ON gpu-n07 CANCELLED AT 2025-03-02T10:41:09 ***",
+        "+ exit 1",
     ],
     ids=[
         "tqdm-with-description",
@@ -797,6 +798,7 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
         "torch-1-launcher",
         "srun",
         "slurmstepd",
+        "set-x",
     ],
 )
 def test_a_progress_bar_after_an_exception_is_not_its_message(after):
