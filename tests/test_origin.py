@@ -623,3 +623,26 @@ def test_an_elastic_restart_that_finishes_makes_the_failure_before_it_a_warning(
     log = "starting training\n" + _POLL + "step 100 | loss 1.92\n" + after
     first = diagnose(log).diagnoses[0]
     assert first.severity == severity
+
+
+@pytest.mark.parametrize(
+    ("kill", "alarm"),
+    [("+ kill -9 20871", False), ("+ pkill -9 -f vllm.entrypoints", False), (None, True)],
+    ids=["kill-pid", "pkill", "no-kill"],
+)
+def test_a_shells_killed_notice_after_the_scripts_own_kill_is_no_failure(kill, alarm):
+    """bash prints the same notice for a job the script SIGKILLed itself (traced by set -x) and
+    for one the kernel's OOM killer took: only the second is a failure."""
+    from tracelens.engine import diagnose
+    from tracelens.models import ERROR_LEVEL
+
+    lines = [
+        "+ python3 benchmark_serving.py --backend vllm --num-prompts 200",
+        "Successful requests:                     200",
+        *([kill] if kill else []),
+        "./run-benchmarks.sh: line 148: 20871 Killed                  python3 -m vllm.entrypoints.openai.api_server --model m",
+    ]
+    diags = diagnose("\n".join(lines)).diagnoses
+    assert any(d.severity in ERROR_LEVEL for d in diags) is alarm, [
+        (d.rule_id, d.severity) for d in diags
+    ]

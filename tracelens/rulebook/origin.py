@@ -25,6 +25,7 @@ from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
+from tracelens.regex import compile_regex, found
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
@@ -54,6 +55,18 @@ _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
 _SELF_KILL = "Received sigquit from a child process"
 """SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
 (kill_process_tree): a shell's ``Killed`` or an exit code 137 after this notice is its doing."""
+
+
+_TRACED_KILL = (
+    r"^\++ (?:sudo )?(?:xargs (?:-r )?)?(?:kill|pkill|killall) (?:.* )?"
+    r"(?:-9|-KILL|-SIGKILL|-s (?:9|KILL|SIGKILL))(?: |$)"
+)
+"""A script's own SIGKILL as bash's ``set -x`` traces it (``+ kill -9 20871``, ``+ pkill -9 -f
+vllm``): a shell's ``Killed`` notice after it is the script's doing, not the kernel's."""
+
+
+def _traced_kill(text: str) -> bool:
+    return text.startswith("+") and found(compile_regex(_TRACED_KILL), text)
 
 
 def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
@@ -326,7 +339,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
             break  # the first qualifying exception of a chain is its origin
     starts = {(tb.stream, tb.start_line): tb for tb in doc.tracebacks}
     self_kill = (
-        next((r.line for r in doc.records if _SELF_KILL in r.text), None)
+        next((r.line for r in doc.records if _SELF_KILL in r.text or _traced_kill(r.text)), None)
         if any(e.kind == "killed" for e in doc.errors)
         else None
     )
