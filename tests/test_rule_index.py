@@ -297,3 +297,24 @@ def test_a_broken_rule_fixed_in_place_loads_on_the_next_run(rules):
     fixed = cheap(rules)
     assert fixed.errors == []
     assert cause_of(fixed) == {"x/one": "fixed"}
+
+
+def test_older_cache_files_of_a_kind_are_removed_when_one_is_written(rules, tmp_path):
+    """Each set of rules folders and each edit writes a new index: only the newest
+    ``CACHE_KEEP`` of a kind stay in the cache folder (other kinds are left alone)."""
+    from tracelens.paths import CACHE_KEEP, cache_home
+
+    folder = cache_home() / "tracelens"
+    folder.mkdir(parents=True, exist_ok=True)
+    for k in range(CACHE_KEEP + 5):
+        old = folder / f"rules-{k:016x}.index"
+        old.write_bytes(b"x")
+        os.utime(old, ns=(OLD + k, OLD + k))
+    other = folder / "scan-0000000000000001.pickle"
+    other.write_bytes(b"y")
+    cheap(rules)  # writes a new index
+    left = sorted(p.name for p in folder.glob("rules-*.index"))
+    assert len(left) == CACHE_KEEP
+    assert f"rules-{CACHE_KEEP + 4:016x}.index" in left  # the newest old one stays
+    assert "rules-0000000000000000.index" not in left  # the oldest went
+    assert other.exists()

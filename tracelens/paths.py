@@ -26,3 +26,29 @@ def default_db() -> Path:
     """``TRACELENS_DB``, else ``$XDG_DATA_HOME/tracelens/incidents.db``."""
     env = os.environ.get("TRACELENS_DB")
     return Path(env) if env else data_home() / "tracelens" / "incidents.db"
+
+
+CACHE_KEEP = 16
+"""Cache files of one kind kept in the cache folder: each set of rules folders, each edit of
+the rules and each release writes a new one, and the older ones would pile up."""
+
+
+def prune_cache(path: Path, keep: int = CACHE_KEEP) -> None:
+    """Remove all but the ``keep`` most recently written cache files of ``path``'s kind (same
+    name up to its first ``-``, same suffix) from its folder; one that cannot be removed stays."""
+    prefix, suffix = path.name.split("-", 1)[0] + "-", path.suffix
+    try:
+        with os.scandir(path.parent) as it:
+            found = [
+                (e.stat().st_mtime_ns, e.path)
+                for e in it
+                if e.name.startswith(prefix) and e.name.endswith(suffix) and e.is_file()
+            ]
+    except OSError:
+        return
+    found.sort(reverse=True)
+    for _mtime, old in found[keep:]:
+        try:
+            os.unlink(old)
+        except OSError:
+            pass

@@ -33,6 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from tracelens.paths import prune_cache
 from tracelens.rulebook import required
 from tracelens.rulebook.model import Rule, RuleError, rule_regexes
 from tracelens.rulebook.prefilter import Prefilter
@@ -430,5 +431,6 @@ def _write(path: Path, parts: list[bytes]) -> None:
         with open(tmp, "wb") as fh:
             fh.writelines(parts)
         os.replace(tmp, path)
+        prune_cache(path)
     except OSError:
         pass

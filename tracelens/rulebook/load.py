@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
+from tracelens.paths import prune_cache
 from tracelens.rulebook.model import Rule, RuleError
 from tracelens.rulebook.rulefile import (  # noqa: F401  (where the rest of tracelens finds them)
     categories,
@@ -282,6 +283,7 @@ def write_cache(path: Path, obj: Any) -> None:
         with open(tmp, "wb") as fh:
             pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
+        prune_cache(path)
     except OSError:
         pass
 
