@@ -105,10 +105,6 @@ _PY_WARNING = re.compile(r"\S+\.py:\d+: \w*Warning: ")
 """A line of Python's warnings module (``path.py:N: UserWarning: message``): a warning, whatever
 its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries plans), never a
 failure line."""
-_SAYS_WARNING = re.compile(r"Warning: ")
-"""A message that says it is a warning, with no level shown ("Warning: Ran out of memory when
-regular VAE decoding, retrying with tiled VAE decoding.", as ComfyUI logs it): still a failure
-line for what it says, but the program took it as a warning."""
 
 
 def warning_record(rec: Record) -> bool:
@@ -124,8 +120,10 @@ def warning_record(rec: Record) -> bool:
 
 
 def says_warning(text: str, level: str | None) -> bool:
-    """A line without a level whose message begins "Warning: " (:data:`_SAYS_WARNING`)."""
-    return not level and _SAYS_WARNING.match(text.lstrip()) is not None
+    """A line without a level whose message says it is a warning ("Warning: Ran out of memory
+    when regular VAE decoding, retrying with tiled VAE decoding.", as ComfyUI logs it): still a
+    failure line for what it says, but the program took it as a warning."""
+    return not level and text.lstrip().startswith("Warning: ")
 
 
 _MESSAGE_LINES = 12

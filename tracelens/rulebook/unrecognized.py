@@ -285,20 +285,9 @@ def _handler_answered_5xx(doc: Document, origin: Origin) -> int | None:
     return next((r.line for r in after if found(answer, r.text)), None)
 
 
-def explains_as_cause(d: Diagnosis, origin: Origin | None) -> bool:
-    """``d`` is a rule's (not the unrecognized) cause of the originating failure."""
+def _request_failed(how: str) -> str:
     return (
-        origin is not None
-        and d.rule_id != "unrecognized"
-        and not d.secondary
-        and explains(d, origin)
-    )
-
-
-def _failed_request(line: int) -> str:
-    return (
-        "The server kept serving after this failure, but the request it happened in failed: "
-        f"it was answered with a server error at line {line}."
+        f"The server kept serving after this failure, but the request it happened in failed: {how}"
     )
 
 
@@ -386,13 +375,16 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                     "The program printed this at warning level or below and carried on after it (it answered requests or made progress afterwards), and nothing failed: it did not stop the run.",
                 )
         return diags
+    causes = [d for d in diags if not d.secondary and explains(d, origin)]
     if recovered:
-        failed = _handler_answered_5xx(doc, origin) if origin is not None else None
+        failed = _handler_answered_5xx(doc, origin)
         for d in diags:
-            if failed is not None and d.severity in ERROR_LEVEL and explains_as_cause(d, origin):
+            if failed is not None and d.severity in ERROR_LEVEL and d in causes:
                 # a rule that knows this failure as an error of the server, which answered the
                 # request with a server error: that request failed, whatever came after it
-                d.notes.insert(0, _failed_request(failed))
+                d.notes.insert(
+                    0, _request_failed(f"it was answered with a server error at line {failed}.")
+                )
                 continue
             if d.severity in ERROR_LEVEL:
                 d.severity = "warning"
@@ -401,7 +393,6 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                     "The program carried on after this failure (it answered requests or made progress afterwards and nothing failed later): it was handled, not fatal.",
                 )
         return diags
-    causes = [d for d in diags if not d.secondary and explains(d, origin)]
     served: bool | None = None
     for d in causes:
         if d.severity not in ERROR_LEVEL:  # a warning that led to the failure
@@ -418,11 +409,10 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 0,
                 f"This warning led to the failure at line {origin.line}: {_short(origin.text, 200)}",
             )
-    served_on = (
-        _failed_request(answer)
+    served_on = _request_failed(
+        f"it was answered with a server error at line {answer}."
         if answer is not None
-        else "The server kept serving after this failure, but the request it happened in failed: "
-        f"its streamed answer was ended with an error event (line {stream})."
+        else f"its streamed answer was ended with an error event (line {stream})."
     )
     if causes:
         if answer is not None or stream is not None:
