@@ -815,10 +815,11 @@ def test_a_progress_bar_after_an_exception_is_not_its_message(after):
     assert (tb.exception.type, tb.exception.message) == ("KeyError", "72")
 
 
-# --- pytest's failure reports (real output of pytest 8 with each --tb style, in corpus/shapes) --
+# --- pytest's failure reports (real output of pytest 8 with each --tb style, and of pytest-xdist's
+# workers, in corpus/shapes) ---
 
 
-@pytest.mark.parametrize("style", ["auto", "short", "long", "native"])
+@pytest.mark.parametrize("style", ["auto", "short", "long", "native", "xdist"])
 def test_pytest_reports_parse_like_plain_tracebacks(style):
     from pathlib import Path
 

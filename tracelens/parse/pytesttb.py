@@ -50,6 +50,9 @@ _ARGS = re.compile(r"[A-Za-z_]\w* = ")
 """A long entry's arguments above its source ("dtype = torch.float16, q = tensor(...)")."""
 _RULE = re.compile(r"[=_-]+ \S.*\S [=_-]+$")
 """A section rule of pytest's report (a test's title, captured output, the summary)."""
+_WORKER = re.compile(r"\[[\w-]+\] \S+ -- Python \d")
+"""pytest-xdist's line under a test's title naming the worker that ran it ("[gw3] linux --
+Python 3.11.9 /srv/venv/bin/python")."""
 _EXC_LINE = re.compile(r"[A-Za-z_][\w.]*:(?:\s|$)")
 """A line that names its exception already ("torch._dynamo.exc.BackendCompilerFailed: …")."""
 
@@ -89,7 +92,7 @@ def _rewrite(records: Sequence[Record], texts: Sequence[str]) -> list[Record]:
     code_next = False  # the line after a short entry's location is its source line
     given = False  # exception lines given since the last frame
     for rec, text in zip(records[1:], texts[1:]):
-        if not text.strip() or _ENTRY_SEP.match(text):
+        if not text.strip() or _ENTRY_SEP.match(text) or _WORKER.match(text):
             continue
         if text in (CAUSE, CONTEXT):  # the lines the lexer takes for a chain
             out += held + [rec, replace(rec, text=TB_HEAD)]
