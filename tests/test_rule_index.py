@@ -269,6 +269,32 @@ def test_several_folders_keep_their_order_and_replaces_through_the_index(
         assert (error in errors[0]) if error else errors == [], errors
 
 
+def test_a_new_folder_beside_indexed_ones_parses_only_its_own_rules(rules, tmp_path, parses):
+    """A user's --rules folder next to the shipped ones: the first folder's files come from its
+    own index, so the first run with a new folder parses that folder's rules, not all of them."""
+    cheap(rules)
+    assert parses[0] == 2
+    mine = tmp_path / "pack"
+    write(mine, "y/three", needs="bang", cause="third")
+    settle(mine)
+    rs = load([rules, mine], every_file=False, strict=False)
+    assert parses[0] == 3
+    cold = load([rules, mine], cache=False, strict=False)
+    assert [r.id for r in rs.rules] == [r.id for r in cold.rules] == ["x/one", "x/other", "y/three"]
+    assert [r.rule for r in rs.rules] == [r.rule for r in cold.rules]
+    assert cause_of(rs, "boom bang") == {"x/one": "first", "y/three": "third"}
+
+
+def test_a_new_folder_with_its_own_categories_validates_every_rule_again(rules, tmp_path, parses):
+    cheap(rules)
+    mine = tmp_path / "pack"
+    write(mine, "y/three", needs="bang")
+    (mine / "categories.yaml").write_text("categories: [{name: gpu-oom}, {name: mine}]\n")
+    settle(mine)
+    load([rules, mine], every_file=False, strict=False)
+    assert parses[0] == 2 + 3
+
+
 def test_an_example_log_added_beside_a_rule_is_listed(rules):
     assert cheap(rules).get("x/one").examples == []
     (rules / "x" / "one.example-2.log").write_text("boom\n")

@@ -261,12 +261,19 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
     old = _open(path, roots) if path is not None else None
     if old is not None and not every_file and old.fresh():
         return old
+    seeded = False
+    if old is None and path is not None and len(roots) > 1 and (first := index_path(roots[:1])):
+        # a new set of folders (a user's --rules beside the shipped ones): the files of the
+        # first folder come from its own index where they are unchanged, as from an old index
+        # of this set, and only the others are parsed (1,200 shipped rules parse in seconds)
+        old = _open(first, roots[:1])
+        seeded = old is not None
     try:
         catalog = old.catalog() if old is not None else {}
     except _CORRUPT:
         old, catalog = None, {}
     new, data = _build(roots, old, catalog)
-    if old is not None and _same(old, new, catalog):
+    if old is not None and not seeded and _same(old, new, catalog):
         return old
     if path is not None:
         _write(path, data)
@@ -291,6 +298,11 @@ def _cats_key(files: list[tuple[str, int, int]]) -> list[tuple[str, int]]:
     return out
 
 
+def _present(cats: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The category lists that exist: a folder without one adds no category."""
+    return [c for c in cats if c[1] != MISSING]
+
+
 def _build(
     roots: list[Path], old: Index | None, catalog: dict[str, tuple]
 ) -> tuple[Index, list[bytes]]:
@@ -306,7 +318,7 @@ def _build(
     ]
     files = [_file_stamp(p, now) for p in cat_files]
     cats = _cats_key(files)
-    if old is None or old.run["cats"] != cats:
+    if old is None or _present(old.run["cats"]) != _present(cats):
         catalog = {}  # another list of categories: every rule is validated again
     dirs: list[tuple[str, int]] = []
     new_catalog: dict[str, tuple] = {}
