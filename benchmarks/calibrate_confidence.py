@@ -119,8 +119,8 @@ def answer(case: Case, rules, left_out: bool, table) -> Answer | None:
     first = diags[0]
     from tracelens.rulebook.origin import Wrappers, find_failures
 
-    origin = find_failures(doc, Wrappers(rules.wrappers)).origin
-    kind = calibration.kind_of(first, origin is not None and explains(first, origin))
+    shown = find_failures(doc, Wrappers(rules.wrappers)).shown
+    kind = calibration.kind_of(first, shown is not None and explains(first, shown))
     return Answer(
         case,
         left_out,

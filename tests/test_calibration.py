@@ -74,6 +74,31 @@ def test_first_diagnosis_is_calibrated_and_the_rest_keep_their_raw_belief(tmp_pa
     assert second.confidence == 0.45  # a plain line condition, not calibrated
 
 
+def test_a_rule_holding_the_only_reported_failure_explains_it(tmp_path):
+    """A log whose only failure is a line that reports one (a container runtime's error
+    response): a rule whose evidence holds that line explains the failure the log shows."""
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "hook.yaml").write_text(
+        RULE.replace("t/oom", "t/hook")
+        .replace("gpu-oom", "cuda-driver-mismatch")
+        .replace("needs: [OutOfMemoryError]", "needs: [ldcache error]")
+        .replace("{exception: {type: 'OutOfMemoryError$'}}", "{line: 'ldcache error: open failed'}")
+    )
+    rs = load([tmp_path])
+    log = (
+        "$ docker run --rm --gpus all img nvidia-smi\n"
+        "docker: Error response from daemon: OCI runtime create failed: container_linux.go:380:"
+        " starting container process caused: process_linux.go:545: container init caused:"
+        " Running hook #1:: error running hook: exit status 1, stdout: , stderr:"
+        " nvidia-container-cli: ldcache error: open failed: /sbin/ldconfig.real: no such file"
+        " or directory: unknown.\n"
+    )
+    (first,) = diagnose(log, rs).diagnoses
+    assert first.rule_id == "t/hook"
+    # a plain line condition is a raw belief of 0.45
+    assert first.confidence == calibration.lookup(calibration.TABLE[calibration.EXPLAINS], 0.45)
+
+
 @pytest.mark.parametrize(
     "rule_id,secondary,explained,kind",
     [

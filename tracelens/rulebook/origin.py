@@ -405,6 +405,11 @@ class Failures:
     last_end: int = 0
     """Last line of the last failure (0 when nothing failed)."""
 
+    @property
+    def shown(self) -> Origin | None:
+        """The failure the log shows: the origin, else the line that reports one."""
+        return self.origin if self.origin is not None else self.reported
+
 
 def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     stop = stop_requested_line(doc)

@@ -187,7 +187,10 @@ def evaluate(
     out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], d.rule_id))
     out = _drop_restatements(out)
     out = settle(doc, out, failures, lambda o: _nearest(o, ruleset, exclude))
-    calibrate(out, bool(out) and origin is not None and explains(out[0], origin))
+    # a rule that explains the only failure the log shows (a container runtime's error
+    # response, which reports what failed in it) explains the origin as much as any
+    shown = failures.shown
+    calibrate(out, bool(out) and shown is not None and explains(out[0], shown))
     return out
 
 
