@@ -14,6 +14,30 @@ textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import tiers  # noqa: E402
+
+
+def pytest_addoption(parser) -> None:
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="the whole suite: every corpus log and rule example, and the tests marked slow "
+        "(without it, one in 16 of each and no slow test: tests/tiers.py)",
+    )
+
+
+def pytest_configure(config) -> None:
+    tiers.FULL = bool(config.getoption("--full"))
+
+
+def pytest_report_header(config) -> str:
+    if tiers.FULL:
+        return "tracelens: the full suite"
+    return (
+        f"tracelens: the quick suite (one in {tiers.SAMPLE} corpus logs and rule examples, "
+        "no slow tests); --full runs everything"
+    )
+
 
 # Under xdist (`pytest -n auto`, the README's and CI's command) whole files go to a worker
 # (`--dist loadfile` in pyproject.toml): a module's fixtures, such as the similar-incident
@@ -42,7 +66,12 @@ LONGEST_FIRST = [
 ]
 
 
-def pytest_collection_modifyitems(items) -> None:
+def pytest_collection_modifyitems(config, items) -> None:
+    if not tiers.FULL and not config.getoption("markexpr"):
+        slow = [item for item in items if item.get_closest_marker("slow")]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if not item.get_closest_marker("slow")]
     rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
     # sorted() is stable: a file's tests stay together and in their order
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)) if item.path else len(rank))

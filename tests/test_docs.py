@@ -28,7 +28,7 @@ def test_readme_opens_with_the_two_commands():
     )
     assert (
         block[1]
-        == "python3 -m venv .venv && .venv/bin/pip install '.[test,ray]' && .venv/bin/python -m pytest -n auto"
+        == "python3 -m venv .venv && .venv/bin/pip install '.[test,ray]' && .venv/bin/python -m pytest -n auto --full"
     )
 
 

@@ -15,6 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = [ROOT / "corpus" / name for name in ("incidents", "healthy", "unrecognized")]
 AT_LEAST = 300
 
+pytestmark = pytest.mark.slow  # Ray's start alone is seconds: the full suite runs it (CI)
+
 
 def _skip_loudly(request, reason: str):
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")

@@ -7,14 +7,17 @@ import json
 from pathlib import Path
 
 import pytest
+from tiers import sample
 
 from tracelens.fleet.sniff import HEAD, not_a_log
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPUS_LOGS = sorted(
-    p
-    for p in (ROOT / "corpus").rglob("*")
-    if p.is_file() and not p.name.endswith(".expect.yaml") and "collect-env" not in p.name
+CORPUS_LOGS = sample(
+    sorted(
+        p
+        for p in (ROOT / "corpus").rglob("*")
+        if p.is_file() and not p.name.endswith(".expect.yaml") and "collect-env" not in p.name
+    )
 )
 
 COLLECT_ENV = """Collecting environment information...

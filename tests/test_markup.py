@@ -71,6 +71,7 @@ def copied(tmp_path_factory) -> dict:
     return seen
 
 
+@pytest.mark.slow  # the app's run behind these cases is a Pilot walk (tests/tiers.py)
 @pytest.mark.parametrize("text", HOSTILE)
 def test_copied_toast_shows_log_text_literally(copied, text):
     seen = copied[text]

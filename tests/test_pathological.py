@@ -80,6 +80,7 @@ def test_scan_looks_at_a_line_of_many_triggers_a_bounded_number_of_times(monkeyp
 # --- document, traceback parser: linear in tracebacks and frames -----------------------------
 
 
+@pytest.mark.slow  # 50,000 headers or frames (tests/tiers.py)
 def test_many_traceback_headers_parse_in_linear_time():
     with (
         guard()
@@ -89,6 +90,7 @@ def test_many_traceback_headers_parse_in_linear_time():
     assert len(tb.lines) == 50_000
 
 
+@pytest.mark.slow  # 50,000 headers or frames (tests/tiers.py)
 def test_parser_grows_a_repetition_in_place():
     """200,000 frames in one traceback: each reduction of ``entry*`` appends to the list it
     has, instead of copying it (0.5 s now, minutes before)."""

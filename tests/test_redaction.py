@@ -250,6 +250,7 @@ def test_ordinary_text_is_left_alone(text):
     assert redact(text) == text
 
 
+@pytest.mark.slow
 def test_no_planted_secret_reaches_the_terminal_ui(tmp_path):
     """The TUI of stored incidents, one for each kind of secret: the list, each incident's
     diagnosis screen and every tab. One app run goes through all of them (a diagnosis screen

@@ -4,6 +4,7 @@ for a table of patterns, and that it is in every text the regex matches."""
 from __future__ import annotations
 
 import pytest
+from tiers import sample
 
 from tracelens.regex import compile_regex
 from tracelens.rulebook.load import default_rules
@@ -83,7 +84,7 @@ def test_shipped_rules_literals_are_in_their_examples_where_they_match():
     from tracelens.rulebook.context import Context
 
     checked, missing = 0, []
-    for lr in default_rules().with_examples():
+    for lr in sample(default_rules().with_examples()):
         m = lr.rule.match
         patterns = {p for c in (*m.all, *m.any, *m.none) for p in _patterns(c)}
         ctxs = [Context(parse(path.read_bytes())) for path in lr.examples]

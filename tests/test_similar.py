@@ -8,6 +8,7 @@ import json
 import shutil
 
 import pytest
+import tiers
 from similar_pairs import (
     NVLS,
     REDACTOR,
@@ -17,6 +18,7 @@ from similar_pairs import (
     nvls_store,
     pair_score,
     pairs,
+    positives,
 )
 
 from tracelens.cli import main
@@ -37,7 +39,8 @@ from tracelens.incidents.store import Store
 from tracelens.models import SimilarIncident, TicketLink
 from tracelens.render.text import render_text
 
-ITEMS = load()
+# every labelled log, read for the slow tests below only (the full suite: tests/tiers.py)
+ITEMS = load() if tiers.FULL else ()
 
 
 @pytest.fixture(scope="module")
@@ -73,10 +76,11 @@ def store_of(corpus_store, tmp_path):
     store.close()
 
 
-TWINS = [(a.name, b.name) for a, b, lab in pairs(ITEMS) if lab == "same"]
+TWINS = [(a.name, b.name) for a, b in positives(ITEMS)]
 TWINS += [(b, a) for a, b in TWINS]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("asked", "twin"), TWINS)
 def test_no_unrelated_incident_outranks_the_resolved_twin(store_of, seen, asked, twin):
     """The twin (another log of the same failure, resolved) ranks first among everything
@@ -99,6 +103,7 @@ def test_no_unrelated_incident_outranks_the_resolved_twin(store_of, seen, asked,
 SAME_FINGERPRINT = sorted({a for a, _b in TWINS})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asked", SAME_FINGERPRINT)
 def test_the_same_fingerprint_ranks_first_even_against_resolved_incidents(store_of, seen, asked):
     store, ids = store_of
@@ -108,6 +113,7 @@ def test_the_same_fingerprint_ranks_first_even_against_resolved_incidents(store_
     assert hits[0].id == own and hits[0].same_fingerprint and not hits[0].resolved
 
 
+@pytest.mark.slow
 def test_the_default_threshold_on_the_labelled_pairs(seen):
     """Precision and recall at the default, as docs/similar.md gives them (a rule or a scoring
     change that moves them should move the table too: benchmarks/accuracy_similar.py)."""

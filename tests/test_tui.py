@@ -30,6 +30,9 @@ from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.screens.logview import LogReader
 from tracelens.tui.screens.rules import RulesScreen
 
+# Pilot walks: the full suite runs them (tests/tiers.py); the snapshots stay in the quick one
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def db(tmp_path):

@@ -15,6 +15,9 @@ from tracelens.cli import cli
 from tracelens.tui import make_app
 from tracelens.tui.filtering import WordIndex, words
 
+# Pilot walks: the full suite runs them (tests/tiers.py); the snapshots stay in the quick one
+pytestmark = pytest.mark.slow
+
 TEXTS = [
     "No MLA attention backend accepts an FP8 KV cache (kv_cache_dtype=fp8_e4m3)",
     "VLLM_USE_FLASHINFER_MOE_FP8=1 picked a FlashInfer FP8 MoE kernel",

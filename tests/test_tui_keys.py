@@ -24,6 +24,9 @@ from tracelens.tui.screens.dialogs import HelpScreen
 from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.screens.rules import RulesScreen
 
+# Pilot walks: the full suite runs them (tests/tiers.py); the snapshots stay in the quick one
+pytestmark = pytest.mark.slow
+
 
 def test_rules_browser_search_box_has_the_keys(tmp_path):
     async def steps(pilot, app):

@@ -17,6 +17,9 @@ from tracelens.tui import make_app
 from tracelens.tui.loglines import FILTERS
 from tracelens.tui.screens.logview import LogReader
 
+# Pilot walks: the full suite runs them (tests/tiers.py); the snapshots stay in the quick one
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 RANKS = ROOT / "corpus" / "incidents" / "docker-compose-torchrun-ddp-nccl-shm-no-space.log"
 

@@ -23,6 +23,9 @@ from tracelens.tui.screens.dialogs import ExportScreen
 from tracelens.tui.screens.incidents import IncidentsScreen
 from tracelens.tui.settings import default_settings_path
 
+# Pilot walks: the full suite runs them (tests/tiers.py); the snapshots stay in the quick one
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def db(tmp_path):

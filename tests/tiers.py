@@ -1,0 +1,28 @@
+"""The suite's two tiers.
+
+``pytest`` runs the quick tier, what a change is checked with while it is made: one in
+``SAMPLE`` of each table of corpus logs and rule examples, and no test marked ``slow`` (a
+Ray cluster, a store of every labelled log, the TUI over every planted secret, the longer TUI
+walks). ``pytest --full`` runs everything: every log, every example, every slow test; CI runs
+it. conftest.py sets ``FULL`` from the command line before any test module is imported, so a
+table is cut before its tests are collected (collecting every log's tests is itself seconds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TypeVar
+
+T = TypeVar("T")
+
+FULL = False
+SAMPLE = 16
+SMALL = 64  # a table this long or shorter is checked whole in both tiers
+
+
+def sample(items: Iterable[T]) -> list[T]:
+    """Every item under ``--full`` or of a small table; else one in SAMPLE, the first included,
+    spread evenly over the sorted table (each folder of the corpus and each area of rules keeps
+    some)."""
+    items = list(items)
+    return items if FULL or len(items) <= SMALL else items[::SAMPLE]
