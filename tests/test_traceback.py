@@ -923,3 +923,40 @@ def test_loguru_tracebacks_parse_like_plain_ones(name):
     ]
     assert logged.frames[2].source == "model = get_model(sharded)"  # not the values below it
     assert [s.exception.type for s in raised.segments] == ["LookupError", "RuntimeError"]
+
+
+def _aiter_history() -> str:
+    """What AITER's failed JIT build logs: the tag, then "-->".join(format_exception(...))."""
+    import sys
+    import traceback as tb
+
+    def build():
+        raise KeyError("module_aiter_enum")
+
+    try:
+        try:
+            build()
+        except KeyError as exc:
+            raise AttributeError(
+                "module 'torch._C' has no attribute '_PYBIND11_BUILD_ABI'"
+            ) from exc
+    except AttributeError:
+        history = "-->".join(tb.format_exception(*sys.exc_info()))
+    tag = "failed jit build [module_aiter_enum]"
+    return (
+        f"[aiter] {tag}\u2193\u2193\u2193\n-->[History]: {history}[aiter] {tag}\u2191\u2191\u2191\n"
+    )
+
+
+@pytest.mark.parametrize("prefix", ["", "(EngineCore_DP0 pid=4029) "])
+def test_aiter_history_arrows_are_peeled(prefix):
+    text = "".join(prefix + line for line in _aiter_history().splitlines(keepends=True))
+    assert "\n" + prefix + "-->AttributeError: module" in text  # the shape being read
+    (tb,) = parse(text).tracebacks
+    cause, raised = tb.segments
+    assert (cause.exception.type, cause.exception.message) == ("KeyError", "'module_aiter_enum'")
+    assert raised.link == "cause"
+    assert raised.exception.type == "AttributeError"
+    first = raised.exception.message.split("\n")[0]  # the tag's closing line may run on after it
+    assert first.endswith("no attribute '_PYBIND11_BUILD_ABI'")
+    assert [f.function for f in cause.frames][-1] == "build"

@@ -41,7 +41,7 @@ from tracelens.parse.marks import CAUSE, CONTEXT, TB_HEAD
 _SECTION = re.compile(r"_+ (?P<name>[^\s_].*?) _+$")
 """A test's title: its name between rules of underscores (at least one on each side)."""
 _ENTRY_SEP = re.compile(r"(?:_ ){3,}_?$")
-_FILE = r"(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.py)"
+_FILE = r"(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.pyx?)"
 _SHORT = re.compile(_FILE + r":(?P<line>\d+): in (?P<func>\S+)$")
 _LONG = re.compile(_FILE + r":(?P<line>\d+):(?: (?P<etype>[A-Za-z_][\w.]*))?$")
 _DEF = re.compile(r"\s+(?:async\s+)?def (?P<func>\w+)\(")

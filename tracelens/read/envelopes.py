@@ -236,6 +236,13 @@ ENVELOPES: tuple[Envelope, ...] = (
     # pytest's failure report: the exception and its message on "E   " lines, indented to the
     # failing source line ("E       ValueError: bad shape")
     Envelope("pytest-e", r"E(?: {3,}(?=\S)| +$)"),  # a blank "E" line too
+    # AITER's failed JIT build logs its traceback as "-->".join(traceback.format_exception()):
+    # "-->[History]: Traceback (most recent call last):", "-->  File ...", "-->KeyError: 'x'",
+    # and a bare "-->" before a chain's "The above exception ..." line
+    Envelope(
+        "aiter-history",
+        r"-->(?:\[History\]: )?(?=Traceback \(most recent call last\):|  File \"|[A-Za-z_][\w.]*(?::|$)|$)",
+    ),
     # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
     Envelope("uvicorn", LEVEL + r":\s+", level_group="level"),
     # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."
@@ -287,5 +294,6 @@ FIRST_CHARS = {
     "python-logging": "TDINWECF",
     "uvicorn": "TDINWECF",
     "pytest-e": "E",
+    "aiter-history": "-",
     "timestamp-level": "[0123456789",
 }
