@@ -58,7 +58,33 @@ def test_wrappers_are_marked():
         "http",
         "tests",
         "ray-job",
+        "server-start",
     }
+
+
+def test_tritonserver_reports_the_model_error_logged_above_its_tables():
+    """'error: creating server: ... failed to load all models' reports the model that did not
+    load: the error-level line above the model and option tables is what failed (their rows
+    are not counted in the distance)."""
+    from pathlib import Path
+
+    from tracelens.engine import parse_path
+    from tracelens.rulebook.load import default_rules
+    from tracelens.rulebook.origin import Wrappers, find_failures
+
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "incidents"
+        / (
+            "heldout-r257-02-tritonserver2310-trtllm050-gpt-model-path-no-engine-config-json-parse-error.log"
+        )
+    )
+    doc = parse_path(str(log))
+    failures = find_failures(doc, Wrappers(default_rules().wrappers))
+    assert failures.origin is None
+    assert failures.reported is not None and failures.reported.line == 14
+    assert "Failed to create instance" in failures.reported.text
 
 
 # Logs whose only failure line is one of these shapes: with the rule that knows each left

@@ -192,14 +192,22 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "program",
-        r"^[\w.+-]+: (?:fatal )?error: |^error: creating server: ",
+        r"^[\w.+-]+: (?:fatal )?error: ",
         (
             "srun: error: gpu-node-3: task 2: Out Of Memory",
             "slurmstepd: error: *** STEP 4471823.0 ON gpu-node-3 CANCELLED AT 2025-11-29T03:22:44 ***",
             "g++: error: unrecognized command-line option '-mavx512fp16'",
-            "error: creating server: Internal - failed to load all models",
         ),
-        triggers=(b": error: ", b": fatal error: ", b"error: creating server"),
+        triggers=(b": error: ", b": fatal error: "),
+    ),
+    # tritonserver's last line when a model did not load: it reports the failures it logged
+    # above (model_lifecycle.cc "failed to load ..."), after its model and option tables
+    Shape(
+        "server-start",
+        r"^error: creating server: ",
+        ("error: creating server: Internal - failed to load all models",),
+        wrapper=True,
+        triggers=(b"error: creating server",),
     ),
     Shape(
         "program",

@@ -462,18 +462,26 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
 
 
 _CAUSE_WINDOW = 50
-"""How far above a reported failure (an access log's 500, a job's "failed") an error-level
-record may be to be taken as what that report is about."""
+"""How many records above a reported failure (an access log's 500, a job's "failed") an
+error-level record may be to be taken as what that report is about; the rows of a table the
+program printed between them (tritonserver's model and option tables) are not counted."""
+_TABLE_ROW = re.compile(r"\s*[|+].*[|+]\s*$")
 
 
 def _logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
-    """The first error-level record in the lines just above ``report_line``, or None."""
+    """The first error-level record in the records just above ``report_line``, or None."""
+    since, seen = report_line, 0
+    for rec in reversed(doc.records):
+        if rec.line < report_line and not _TABLE_ROW.match(rec.text):
+            since, seen = rec.line, seen + 1
+            if seen == _CAUSE_WINDOW:
+                break
     for e in doc.errors:
         if e.line >= report_line:
             break
         if (
             e.kind == "level"
-            and e.line >= report_line - _CAUSE_WINDOW
+            and e.line >= since
             and (e.level or "") in ("ERROR", "CRITICAL", "FATAL")
         ):
             return e
