@@ -100,6 +100,8 @@ def diagnose(
     from tracelens.render import render
 
     rules = _load_rules(rules_dirs)
+    if early[1] is not None:
+        _while_scanning(fmt)
     doc = _read(log, early)
     rep = report(doc, rules)
     _with_history(rep, db_path, save, redact_regex, no_redact)
@@ -120,6 +122,19 @@ def diagnose(
         quiet_stdout()
     if failing:
         sys.exit(1)
+
+
+def _while_scanning(fmt: str) -> None:
+    """A large log is being scanned in other processes: import now what reading its windows,
+    comparing versions and the text report will need, instead of after the scan (a small log
+    imports them only when it needs them)."""
+    import packaging.specifiers  # noqa: F401
+    import packaging.version  # noqa: F401
+
+    import tracelens.read.logread  # noqa: F401
+
+    if fmt == "text":
+        import tracelens.render.text  # noqa: F401
 
 
 def _width() -> int:
