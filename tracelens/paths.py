@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -52,3 +53,18 @@ def prune_cache(path: Path, keep: int = CACHE_KEEP) -> None:
             os.unlink(old)
         except OSError:
             pass
+
+
+def write_cache(path: Path, parts: Iterable[bytes]) -> None:
+    """Write a cache file atomically (a temporary file, then a rename) and prune the older files
+    of its kind; a cache that cannot be written is simply not kept (a read-only home: the work
+    is done again next time)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        with open(tmp, "wb") as fh:
+            fh.writelines(parts)
+        os.replace(tmp, path)
+        prune_cache(path)
+    except OSError:
+        pass

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tracelens.paths import prune_cache
+from tracelens.paths import write_cache
 from tracelens.rulebook import required
 from tracelens.rulebook.model import Rule, RuleError, rule_regexes
 from tracelens.rulebook.prefilter import Prefilter
@@ -276,7 +276,7 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
     if old is not None and not seeded and _same(old, new, catalog):
         return old
     if path is not None:
-        _write(path, data)
+        write_cache(path, data)
     return new
 
 
@@ -432,17 +432,3 @@ def _entry(
     lits = {p: required.required_literal(p) for p in sorted(rule_regexes(rule))}
     rec = (mtime, size, crc, rule.id, rule.replaces, list(rule.needs), reports, lits)
     return rec, rule, blob
-
-
-def _write(path: Path, parts: list[bytes]) -> None:
-    """Write the index atomically; one that cannot be written is simply not kept (a read-only
-    home: the work is done again next time)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            fh.writelines(parts)
-        os.replace(tmp, path)
-        prune_cache(path)
-    except OSError:
-        pass

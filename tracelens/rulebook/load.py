@@ -11,7 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from tracelens.paths import prune_cache
+from tracelens import paths
 from tracelens.rulebook.model import Rule, RuleError
 from tracelens.rulebook.rulefile import (  # noqa: F401  (where the rest of tracelens finds them)
     categories,
@@ -275,17 +275,8 @@ def read_cache(path: Path) -> Any:
 
 
 def write_cache(path: Path, obj: Any) -> None:
-    """Write a cache file atomically; a cache that cannot be written is simply not kept (a
-    read-only home: the work is done again next time)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        with open(tmp, "wb") as fh:
-            pickle.dump(obj, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-        prune_cache(path)
-    except OSError:
-        pass
+    """Pickle ``obj`` into a cache file (:func:`tracelens.paths.write_cache`)."""
+    paths.write_cache(path, [pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)])
 
 
 def load(
