@@ -57,7 +57,7 @@ _SIGNAL = re.compile(
       | [\[(]?(?:INFO|WARN|WARNING|ERROR|DEBUG|CRITICAL|FATAL|TRACE|NOTICE)\b
       | \((?:\w+\ )?pid=\d+\)                           # (APIServer pid=1)
       | \[(?:rank|RANK)\ ?\d+\]                         # [rank0]:
-      | \[\d+,\d+\]<std                                 # mpirun
+      | \[\d+(?:,[^\]\s]+)?\]<std                       # mpirun, horovodrun
       | Traceback\ \(most\ recent\ call\ last\)
       | (?:[\w.]+\.)?\w*(?:Error|Exception)\b           # RuntimeError: ...
       | \S+\.py:\d+:\ \w                                # train.py:12: UserWarning: ...

@@ -47,7 +47,13 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
     ),
     # Open MPI --tag-output: "[1,0]<stderr>:"
-    Envelope("mpirun", r"\[(?P<s>\d+,\d+)\]<(?:stdout|stderr|stddiag)>:", stream_group="s"),
+    # mpirun --tag-output "[1,0]<stderr>:", horovodrun's "[0]<stderr>:", SageMaker's MPI
+    # "[1,mpirank:0,algo-1]<stdout>:"
+    Envelope(
+        "mpirun",
+        r"\[(?P<s>\d+(?:,\d+|,mpirank:\d+,[^\]\s]+)?)\]<(?:stdout|stderr|stddiag)>:",
+        stream_group="s",
+    ),
     # Slurm srun --label: "3: "
     Envelope("srun-label", r"(?P<s>\d{1,4}): (?=\S| {2}|\t)", stream_group="s"),
     # kubectl logs --prefix: "[pod/vllm-0/vllm] "
