@@ -960,3 +960,27 @@ def test_aiter_history_arrows_are_peeled(prefix):
     first = raised.exception.message.split("\n")[0]  # the tag's closing line may run on after it
     assert first.endswith("no attribute '_PYBIND11_BUILD_ABI'")
     assert [f.function for f in cause.frames][-1] == "build"
+
+
+RAY_CHAIN = """\
+Traceback (most recent call last):
+  File "/srv/venv/lib/python3.11/site-packages/urllib3/response.py", line 748, in _error_catcher
+    yield
+urllib3.exceptions.IncompleteRead: IncompleteRead(4752 bytes read, 797 more expected)
+
+The above exception was the direct cause of the following exception:
+
+ray::RayWorkerWrapper.execute_method() (pid=29208, ip=10.0.0.3, actor_id=67a151b2, repr=<vllm.executor.ray_utils.RayWorkerWrapper object at 0x7f00a0>)
+  File "/srv/venv/lib/python3.11/site-packages/requests/models.py", line 822, in generate
+    raise ChunkedEncodingError(e)
+requests.exceptions.ChunkedEncodingError: ('Connection broken: IncompleteRead(4752 bytes read, 797 more expected)', IncompleteRead(4752 bytes read, 797 more expected))
+"""
+
+
+def test_a_ray_task_header_after_a_chain_line_starts_the_chains_next_segment():
+    (tb,) = parse(RAY_CHAIN).tracebacks
+    cause, raised = tb.segments
+    assert cause.exception.type == "urllib3.exceptions.IncompleteRead"
+    assert raised.link == "cause"
+    assert raised.exception.type == "requests.exceptions.ChunkedEncodingError"
+    assert [f.function for f in raised.frames] == ["generate"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import cast
 
 from tracelens.models import ExceptionInfo, Frame, Record, Segment, Traceback
@@ -37,6 +38,7 @@ from tracelens.parse.lexer import (  # noqa: F401  (module_of and TB_HEAD are pa
     module_of,
 )
 from tracelens.parse.logurutb import plain as loguru_plain
+from tracelens.parse.marks import CAUSE, CONTEXT
 from tracelens.parse.pytesttb import plain as pytest_plain
 from tracelens.parse.richtb import unbox
 
@@ -363,11 +365,31 @@ def _has_trigger(records: Sequence[Record]) -> bool:
     return False
 
 
+_RAY_HEAD = re.compile(r"ray::[\w.<>]+\(\) \(pid=\d+")
+"""The line Ray prints instead of Python's header for the part of a chain raised in a task or
+actor: "ray::RayWorkerWrapper.execute_method() (pid=29208, ip=10.0.0.3, actor_id=...)"."""
+
+
+def _ray_heads(records: Sequence[Record]) -> Sequence[Record]:
+    """``records`` with each Ray task header that follows a chain's "The above exception ..."
+    line read as Python's header (the segment it starts is the chain's next one)."""
+    if not any(r.text.startswith("ray::") for r in records):
+        return records
+    out = list(records)
+    last = ""  # the last non-blank line before each record
+    for k, rec in enumerate(records):
+        if rec.text.startswith("ray::") and last in (CAUSE, CONTEXT) and _RAY_HEAD.match(rec.text):
+            out[k] = replace(rec, text=TB_HEAD)
+        if rec.text.strip():
+            last = rec.text.strip()
+    return out
+
+
 def parse_records(records: Sequence[Record], depth: int = 0) -> list[Traceback]:
     """All tracebacks (and faulthandler dumps) in one stream's records, in order. ``depth``:
     how many tracebacks these records are quoted in (see :data:`MAX_NESTING`)."""
-    # rich's, IPython's and pytest's layouts, as plain tracebacks
-    records = pytest_plain(ipython_plain(unbox(records)))
+    # rich's, IPython's and pytest's layouts, and Ray's chained task headers, as plain tracebacks
+    records = _ray_heads(pytest_plain(ipython_plain(unbox(records))))
     if not _has_trigger(records):
         return []
     records = loguru_plain(records)  # loguru's start with Python's own header
