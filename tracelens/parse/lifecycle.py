@@ -10,8 +10,10 @@ from tracelens.regex import compile_regex
 
 _STOP_REQUESTED = re.compile(
     r"shutdown triggered|Shutting down|[Rr]eceived (?:signal )?SIG(?:INT|TERM)|signal=SIG(?:INT|TERM)|"
-    r"Received sigterm|Aborted!$|^\^C"
+    r"Received sigterm|Aborted!$|^\^C|^Shutdown initiated \(timeout=\d+\)"
 )
+"""... and vLLM's engine core starting its orderly shutdown (0.2x: "[core.py] Shutdown initiated
+(timeout=30)", draining in-flight requests and refusing new ones with 503)."""
 
 
 _STOP_REQUESTED_IN_TEXT = compile_regex(_STOP_REQUESTED.pattern, multiline=True)

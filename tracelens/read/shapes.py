@@ -247,6 +247,19 @@ SHAPES: tuple[Shape, ...] = (
         triggers=(b'" 500', b" 500 "),
         quiet_hint='" 500',  # an access log writes a server's 500 answer at INFO
     ),
+    # a server or router that answered 503 (no worker, engine gone), at INFO as well: an access
+    # log's '"POST /generate HTTP/1.1" 503', SGLang router's "status_code=503"
+    Shape(
+        "http",
+        r'HTTP/\d(?:\.\d)?" 503\b|\bstatus_code=503\b',
+        (
+            'INFO:     10.0.0.20:51644 - "POST /v1/chat/completions HTTP/1.1" 503 Service Unavailable',
+            'http_request{method=POST uri=/generate request_id="gnt-1" status_code=503 latency=0.000412}: sglang_router_rs::middleware: src/middleware.rs:262: finished processing request',
+        ),
+        wrapper=True,
+        triggers=(b'" 503', b"status_code=503"),
+        quiet_hint="503",
+    ),
     # a test runner's summary of tests that failed (pytest's -ra lines and closing line,
     # unittest's closing line): each reports a failure shown above it (pytest's "E   " lines)
     Shape(
