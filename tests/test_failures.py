@@ -120,6 +120,11 @@ NO_RULE_NEEDED = [
         "heldout-r252-04-sglang-router021-pd-prefill-circuit-breakers-open-no-available-prefill-workers",
         "level",
     ),
+    # kubelet's "Back-off restarting failed container": the validator pod's container kept failing
+    (
+        "heldout-r265-02-gpu-operator-v24-9-driver-validation-nvidia-smi-rminitadapter-failed-one-gpu",
+        "died",
+    ),
     # a Rust panic: since Rust 1.73 its message is on the line after "panicked at FILE:L:C:"
     (
         "heldout-r125-03-sglang-router-014-startup-panic-cannot-drop-runtime-in-async-context",

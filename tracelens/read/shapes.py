@@ -200,8 +200,7 @@ SHAPES: tuple[Shape, ...] = (
         ),
         triggers=(b": error: ", b": fatal error: "),
     ),
-    # tritonserver's last line when a model did not load: it reports the failures it logged
-    # above (model_lifecycle.cc "failed to load ..."), after its model and option tables
+    # tritonserver's last line when a model did not load: it reports the failures logged above
     Shape(
         "server-start",
         r"^error: creating server: ",
@@ -247,8 +246,7 @@ SHAPES: tuple[Shape, ...] = (
         triggers=(b'" 500', b" 500 "),
         quiet_hint='" 500',  # an access log writes a server's 500 answer at INFO
     ),
-    # a server or router that answered 503 (no worker, engine gone), at INFO as well: an access
-    # log's '"POST /generate HTTP/1.1" 503', SGLang router's "status_code=503"
+    # a server or router's 503 (no worker, engine gone), at INFO too: access logs, SGLang router
     Shape(
         "http",
         r'HTTP/\d(?:\.\d)?" 503\b|\bstatus_code=503\b',
@@ -446,8 +444,9 @@ SHAPES: tuple[Shape, ...] = (
         "died",
         r"\bdied unexpectedly\b|^\s*exitcode\s*:\s*[1-9]\d*\b|\bhit an exception\b.*\bterminat|"
         r"\bWorkerProc initialization failed\b|\bEngine core initialization failed\b|"
-        r"\bexits with return code = -?[1-9]\d*\b",
+        r"\bexits with return code = -?[1-9]\d*\b|\bBack-off restarting failed container\b",
         (
+            "  Warning  BackOff  3m5s (x201 over 51m)  kubelet  Back-off restarting failed container driver-validation in pod v-h6t4c_gpu-operator(5c7e2a31)",
             "ERROR 01-20 13:03:50 [multiproc_executor.py:146] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.",
             "[2023-07-20 08:31:52,773] [ERROR] [launch.py:321:sigkill_handler] ['/opt/conda/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = 7",
             "  exitcode  : 1 (pid: 4155)",
@@ -460,6 +459,7 @@ SHAPES: tuple[Shape, ...] = (
             b"hit an exception",
             b"initialization failed",
             b"exits with return code",
+            b"Back-off restarting",  # kubelet: a container that keeps failing
         ),
     ),
     Shape(
