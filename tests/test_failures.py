@@ -203,3 +203,28 @@ def test_a_stub_failure_triton_logs_at_info_is_a_failure(line, traceback, error)
     types = [tb.segments[-1].exception.type for tb in doc.tracebacks if tb.segments[-1].exception]
     assert types == ([traceback] if traceback else [])
     assert bool(doc.errors) is error
+
+
+def test_a_server_that_refused_every_request_is_not_healthy_without_a_rule():
+    """Every chat request answered 400 (no chat template) and none answered: the server fails
+    whatever it is sent, so with the rule that knows it left out the refusal is still named."""
+    from pathlib import Path
+
+    from tracelens.engine import parse_path
+    from tracelens.models import ERROR_LEVEL
+    from tracelens.rulebook.load import default_rules
+    from tracelens.rulebook.rank import evaluate
+
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "incidents"
+        / (
+            "heldout-r41-21-vllm-085-vicuna-base-tokenizer-no-chat-template-every-chat-request-400.log"
+        )
+    )
+    doc = parse_path(str(log))
+    diags = evaluate(doc, default_rules(), frozenset(["hf/chat-template-missing"]))
+    first = diags[0]
+    assert first.rule_id == "unrecognized" and first.severity in ERROR_LEVEL
+    assert "default chat template is no longer allowed" in first.title

@@ -348,6 +348,8 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
     recovered = recovered and answer is None and stream is None
     if origin is None and not diags and failures.reported is not None:
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
+    elif origin is None and not diags and failures.refused and refused_them_all(doc):
+        origin = failures.refused[0]  # a server that refuses every request fails, not its clients
     if origin is None:
         for d in diags:
             refused = _refusals(d, failures)
