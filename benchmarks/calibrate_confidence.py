@@ -179,11 +179,23 @@ def _steps(pts: list[tuple[float, float]], min_step: int) -> list[tuple[float, f
             merged[-1][2] + last[2],
         ]
     merged[-1][0] = 1.0
+
     # each share with one right and one wrong answer added (Laplace's rule of succession): a
     # step of a dozen answers that were all wrong says "rarely right", not "never"
-    return [
-        (round(u, 2), round(min(max((m * n + 1) / (n + 2), 0.01), 0.99), 2)) for u, m, n in merged
-    ]
+    def smoothed(m: float, n: float) -> float:
+        return round(min(max((m * n + 1) / (n + 2), 0.01), 0.99), 2)
+
+    # the smoothing pulls a small step toward 1/2 more than a large one and may undo the order
+    # the pooling made: a step below the one before it is pooled with it again
+    k = 1
+    while k < len(merged):
+        (_u0, m0, n0), (u1, m1, n1) = merged[k - 1], merged[k]
+        if smoothed(m1, n1) < smoothed(m0, n0):
+            merged[k - 1 : k + 1] = [[u1, (m0 * n0 + m1 * n1) / (n0 + n1), n0 + n1]]
+            k = max(k - 1, 1)
+        else:
+            k += 1
+    return [(round(u, 2), smoothed(m, n)) for u, m, n in merged]
 
 
 def fit(
