@@ -66,19 +66,13 @@ def test_tritonserver_reports_the_model_error_logged_above_its_tables():
     """'error: creating server: ... failed to load all models' reports the model that did not
     load: the error-level line above the model and option tables is what failed (their rows
     are not counted in the distance)."""
-    from pathlib import Path
 
     from tracelens.engine import parse_path
     from tracelens.rulebook.load import default_rules
     from tracelens.rulebook.origin import Wrappers, find_failures
 
-    log = (
-        Path(__file__).resolve().parent.parent
-        / "corpus"
-        / "incidents"
-        / (
-            "heldout-r257-02-tritonserver2310-trtllm050-gpt-model-path-no-engine-config-json-parse-error.log"
-        )
+    log = _incident(
+        "heldout-r257-02-tritonserver2310-trtllm050-gpt-model-path-no-engine-config-json-parse-error"
     )
     doc = parse_path(str(log))
     failures = find_failures(doc, Wrappers(default_rules().wrappers))
@@ -135,7 +129,6 @@ NO_RULE_NEEDED = [
 
 @pytest.mark.parametrize("name,kind", NO_RULE_NEEDED)
 def test_a_failure_line_alone_is_never_reported_healthy(name, kind):
-    from pathlib import Path
 
     import yaml
 
@@ -145,7 +138,7 @@ def test_a_failure_line_alone_is_never_reported_healthy(name, kind):
     from tracelens.rulebook.origin import Wrappers, find_failures
     from tracelens.rulebook.rank import evaluate
 
-    log = Path(__file__).resolve().parent.parent / "corpus" / "incidents" / f"{name}.log"
+    log = _incident(name)
     own = yaml.safe_load(log.with_suffix(".expect.yaml").read_text())["top_rule"]
     rules = default_rules()
     doc = parse_path(str(log))
@@ -208,23 +201,24 @@ def test_a_stub_failure_triton_logs_at_info_is_a_failure(line, traceback, error)
 def test_a_server_that_refused_every_request_is_not_healthy_without_a_rule():
     """Every chat request answered 400 (no chat template) and none answered: the server fails
     whatever it is sent, so with the rule that knows it left out the refusal is still named."""
-    from pathlib import Path
 
     from tracelens.engine import parse_path
     from tracelens.models import ERROR_LEVEL
     from tracelens.rulebook.load import default_rules
     from tracelens.rulebook.rank import evaluate
 
-    log = (
-        Path(__file__).resolve().parent.parent
-        / "corpus"
-        / "incidents"
-        / (
-            "heldout-r41-21-vllm-085-vicuna-base-tokenizer-no-chat-template-every-chat-request-400.log"
-        )
+    log = _incident(
+        "heldout-r41-21-vllm-085-vicuna-base-tokenizer-no-chat-template-every-chat-request-400"
     )
     doc = parse_path(str(log))
     diags = evaluate(doc, default_rules(), frozenset(["hf/chat-template-missing"]))
     first = diags[0]
     assert first.rule_id == "unrecognized" and first.severity in ERROR_LEVEL
     assert "default chat template is no longer allowed" in first.title
+
+
+def _incident(name: str):
+    """A log of corpus/incidents by its name without ``.log``."""
+    from pathlib import Path
+
+    return Path(__file__).resolve().parent.parent / "corpus" / "incidents" / f"{name}.log"
