@@ -17,6 +17,7 @@ after that: a handled problem, not a crash.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
@@ -471,9 +472,10 @@ _TABLE_ROW = re.compile(r"\s*[|+].*[|+]\s*$")
 def _logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
     """The first error-level record in the records just above ``report_line``, or None."""
     since, seen = report_line, 0
-    for rec in reversed(doc.records):
-        if rec.line < report_line and not _TABLE_ROW.match(rec.text):
-            since, seen = rec.line, seen + 1
+    records = doc.records  # in line order: walked back from the report, not from the log's end
+    for k in range(bisect_left(records, report_line, key=lambda r: r.line) - 1, -1, -1):
+        if not _TABLE_ROW.match(records[k].text):
+            since, seen = records[k].line, seen + 1
             if seen == _CAUSE_WINDOW:
                 break
     for e in doc.errors:
