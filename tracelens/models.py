@@ -343,6 +343,8 @@ class Diagnosis:
     facts: dict[str, str] = _dict()
     """The facts the rule's text used or conditions tested."""
     score: float = field(default=0.0, metadata=_EXCLUDE)
+    degrades: bool = field(default=False, metadata=_EXCLUDE)
+    """The rule's ``degrades``: a failure the run carries on after, slower or wrong."""
 
 
 @model

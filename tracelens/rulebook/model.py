@@ -339,6 +339,9 @@ class Rule:
     severity: Literal["fatal", "error", "warning"]
     secondary: bool = False
     """A symptom (engine died, worker died, RPC timeout): any primary cause outranks it."""
+    degrades: bool = False
+    """The run goes on after this failure, slower or wrong (a network plugin that failed and left
+    NCCL on plain sockets): that the program carried on after it does not make it handled."""
     status: Literal["stable", "experimental", "deprecated"] = "stable"
     replaces: bool = False
     """This rule deliberately takes the place of a rule with the same id in an earlier rules

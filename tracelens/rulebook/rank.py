@@ -174,6 +174,7 @@ def evaluate(
                 severity=rule.severity,
                 confidence=_confidence(hit.beliefs, rule),
                 secondary=rule.secondary,
+                degrades=rule.degrades,
                 root_cause=" ".join(fill(rule.root_cause, values).split()),
                 notes=notes,
                 remedies=_remedies(rule, values, ctx.facts, ctx),

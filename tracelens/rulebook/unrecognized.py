@@ -370,7 +370,7 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                     0,
                     f"The program logged this traceback as a warning (line {d.evidence[0].line}) and nothing failed after it: it was caught and handled, not fatal.",
                 )
-            elif d.severity in ERROR_LEVEL and _warned_and_carried_on(doc, d):
+            elif d.severity in ERROR_LEVEL and not d.degrades and _warned_and_carried_on(doc, d):
                 d.severity = "warning"
                 d.notes.insert(
                     0,
@@ -388,7 +388,7 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                     0, _request_failed(f"it was answered with a server error at line {failed}.")
                 )
                 continue
-            if d.severity in ERROR_LEVEL:
+            if d.severity in ERROR_LEVEL and not d.degrades:
                 d.severity = "warning"
                 d.notes.insert(
                     0,
