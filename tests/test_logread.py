@@ -10,6 +10,21 @@ from tracelens.read.logread import peel, records_from_bytes
 
 ENVELOPES = [
     # (line, text, stream, level, source)
+    # Open MPI --timestamp-output with --tag-output: the date, then the rank's tag
+    (
+        "Thu Jan 23 11:55:50 2025[1,1]<stderr>:RuntimeError: CUDA error: out of memory",
+        "RuntimeError: CUDA error: out of memory",
+        "1,1",
+        None,
+        None,
+    ),
+    (
+        "Mon Mar  3 09:01:02 2025[1,0]<stdout>:[rank0] step 10 loss 2.31",
+        "[rank0] step 10 loss 2.31",
+        "1,0",
+        None,
+        None,
+    ),
     (
         "E           torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",
         "torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:",

@@ -46,6 +46,15 @@ ENVELOPES: tuple[Envelope, ...] = (
         stream_group="s",
         time_group="t",
     ),
+    # Open MPI --timestamp-output before its tag: "Thu Jan 23 11:55:50 2025[1,1]<stderr>:"
+    Envelope(
+        "mpirun-timestamp",
+        (
+            r"(?P<t>(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov"
+            r"|Dec) [ \d]\d \d{2}:\d{2}:\d{2} \d{4})(?=\[\d)"
+        ),
+        time_group="t",
+    ),
     # Open MPI --tag-output: "[1,0]<stderr>:"
     # mpirun --tag-output "[1,0]<stderr>:", horovodrun's "[0]<stderr>:", SageMaker's MPI
     # "[1,mpirank:0,algo-1]<stdout>:"
@@ -271,6 +280,7 @@ _ALNUM = _UPPER + _UPPER.lower() + "0123456789"
 FIRST_CHARS = {
     "line-number": " 0123456789",
     "syslog": "ADFJMNOS",
+    "mpirun-timestamp": "FMSTW",
     "mpirun": "[",
     "srun-label": "0123456789",
     "kubectl-prefix": "[",
