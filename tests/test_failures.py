@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tracelens.engine import parse
 from tracelens.read.failures import SHAPES, TRIGGERS, failure_kind
 
 SAMPLES = [(shape.kind, line) for shape in SHAPES for line in shape.samples]
@@ -222,3 +223,21 @@ def _incident(name: str):
     from pathlib import Path
 
     return Path(__file__).resolve().parent.parent / "corpus" / "incidents" / f"{name}.log"
+
+
+PEELED = [
+    (shape.kind, line)
+    for shape in SHAPES
+    if shape.kind in ("pip", "build")
+    for line in shape.samples
+    if line.startswith("ERROR: ")
+]
+
+
+@pytest.mark.parametrize("kind,line", PEELED, ids=[f"{k}:{line[:40]}" for k, line in PEELED])
+def test_pip_error_lines_keep_their_shape_after_the_level_is_peeled(kind, line):
+    """pip prints its failures as "ERROR: ..."; the reader takes "ERROR: " off as the line's
+    level, and the line must still be the failure of its shape (not a bare error-level line,
+    which is never the origin)."""
+    doc = parse(f"$ pip install vllm\n{line}\n")
+    assert [(e.kind, e.level) for e in doc.errors] == [(kind, "ERROR")]

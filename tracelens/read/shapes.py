@@ -136,8 +136,8 @@ SHAPES: tuple[Shape, ...] = (
         "build",
         r"^collect2: error: ld returned \d+ exit status|^error: command '[^']+' failed with exit (?:code|status) \d+|"
         r"^ninja: build stopped: subcommand failed|^\s*error: subprocess-exited-with-error|"
-        r"^ERROR: Failed building wheel for |^\s*error: metadata-generation-failed|"
-        r"^ERROR: Could not build wheels for ",
+        r"^(?:ERROR: )?Failed building wheel for |^\s*error: metadata-generation-failed|"
+        r"^(?:ERROR: )?Could not build wheels for ",
         (
             "collect2: error: ld returned 1 exit status",
             "error: command '/usr/bin/g++' failed with exit code 1",
@@ -152,9 +152,9 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "pip",
-        r"^ERROR: (?:Could not find a version that satisfies|No matching distribution found for|"
+        r"^(?:ERROR: )?(?:Could not find a version that satisfies|No matching distribution found for|"
         r"Cannot install .* because these package versions have conflicting dependencies|"
-        r"ResolutionImpossible|pip's dependency resolver|Package '[^']+' requires a different Python|"
+        r"ResolutionImpossible|Package '[^']+' requires a different Python|"
         r"Could not install packages due to an OSError)|"
         r"^\s*(?:× )?No solution found when resolving (?:dependencies|script dependencies)\b",
         (
