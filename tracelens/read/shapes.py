@@ -1,7 +1,6 @@
-"""The table of failure lines that need no rule (:mod:`tracelens.read.failures` searches a
-log's lines for them): what real programs print when they fail, each shape with the sample
-lines it was written from. Kept to the standard library: the scanner of large logs imports it
-before the rest of tracelens."""
+"""The failure lines that need no rule (:mod:`tracelens.read.failures` searches a log for them):
+what real programs print when they fail, each shape with the sample lines it was written from.
+Standard library only: the scanner of large logs imports it before the rest of tracelens."""
 
 from __future__ import annotations
 
@@ -32,8 +31,9 @@ SHAPES: tuple[Shape, ...] = (
         r"^Killed\s*$|\bexit(?:ed with)? code:? (?:-9|137)\b|\bexitcode\s*:\s*-9\b|\bnon-zero exit status (?:-9|137)\b|"
         r"\bOOMKilled\b|\bSignal 9 \(SIGKILL\)|\bsignal 9\b.*\bkill|\bOut of memory: Killed process \d+|\boom_kill event\b|"
         r"\bcode=killed, status=(?:9|KILL)\b|\bKilled signal terminated program\b|"
-        # DeepSpeed's launcher; the shell's report of a job; "Killed" after a progress bar
-        r"\bexits with return code = -9\b|: line \d+:\s+\d+ Killed\b|^\[\d+\][+-]?\s+Killed\s|\]Killed\s*$",
+        # DeepSpeed's launcher; the shell's report of a job; "Killed" after a progress bar; mpirun
+        r"\bexits with return code = -9\b|: line \d+:\s+\d+ Killed\b|^\[\d+\][+-]?\s+Killed\s|\]Killed\s*$|"
+        r"\bexited on signal 9 \(Killed\)",
         (
             "Killed",
             "ERROR: process exited with code 137",
@@ -49,6 +49,7 @@ SHAPES: tuple[Shape, ...] = (
             "run.sh: line 5: 12989 Killed                  python src/cli_demo.py --model_name_or_path /models/chat-34b",
             "[1]+  Killed                  python train.py --config base.yaml",
             "Loading checkpoint shards:  75%|███████▌  | 3/4 [00:08<00:02,  2.83s/it]Killed",
+            "mpirun noticed that process rank 1 with PID 0 on node worker-2 exited on signal 9 (Killed).",
         ),
         triggers=(
             b"Killed",
@@ -61,6 +62,7 @@ SHAPES: tuple[Shape, ...] = (
             b"oom_kill",
             b"code=killed",
             b"return code = -9",
+            b"signal 9 (Killed)",
         ),
     ),
     Shape(
@@ -210,8 +212,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "program",
-        # Triton's Python backend logs its stub's exception at INFO (pb_stub.cc; quoted with
-        # \n escapes from r24.xx): the model never loads
+        # Triton's Python backend logs its stub's exception at INFO (pb_stub.cc): no model loads
         r"^\"?Failed to initialize Python stub: ",
         (
             "\"Failed to initialize Python stub: ModuleNotFoundError: No module named 'cv2'\\n\\nAt:\\n  /models/m/1/model.py(5): <module>\\n\"",
@@ -282,8 +283,7 @@ SHAPES: tuple[Shape, ...] = (
             b" errors in ",
         ),
     ),
-    # `ray job submit` / `ray job status` on a job that failed: the job's own output (streamed
-    # above) holds the failure; "Status message: ..." follows with Ray's reason
+    # `ray job submit` / `status` on a failed job: its output above holds the failure
     Shape(
         "ray-job",
         r"^Job '[^'\s]+' failed\s*$",
