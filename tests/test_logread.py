@@ -10,6 +10,23 @@ from tracelens.read.logread import peel, records_from_bytes
 
 ENVELOPES = [
     # (line, text, stream, level, source)
+    # a time without a date before the level (logging's datefmt "%H:%M:%S", kohya_ss), and
+    # rich's RichHandler with its day/month/year date
+    (
+        "17:22:50-122539 ERROR    Could not load torch: cuDNN version incompatibility",
+        "Could not load torch: cuDNN version incompatibility",
+        "",
+        "ERROR",
+        None,
+    ),
+    ("09:14:03 WARNING flash-attn not found", "flash-attn not found", "", "WARNING", None),
+    (
+        "[12/01/24 17:22:50] ERROR    Failed to load the model                 app.py:41",
+        "Failed to load the model                 app.py:41",
+        "",
+        "ERROR",
+        None,
+    ),
     # Open MPI --timestamp-output with --tag-output: the date, then the rank's tag
     (
         "Thu Jan 23 11:55:50 2025[1,1]<stderr>:RuntimeError: CUDA error: out of memory",

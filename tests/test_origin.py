@@ -314,6 +314,36 @@ def test_a_failing_test_session_or_job_is_never_silent(log, origin_line):
     assert origin_line in [e.line for e in report.diagnoses[0].evidence]
 
 
+KOHYA_START = (
+    "17:22:43-020113 INFO     Version: v21.7.16\n"
+    "17:22:43-026247 INFO     nVidia toolkit detected\n"
+    "17:22:49-350014 INFO     Torch 2.0.1+cu118\n"
+)
+
+
+@pytest.mark.parametrize(
+    "tail, alarm",
+    [
+        # the program logged why it stopped, and exited: its last words are the failure
+        ("17:22:50-122539 ERROR    Could not load the frobnicator: state 7 is impossible\n", True),
+        # the same error with the program carrying on after it: handled
+        (
+            "17:22:50-122539 ERROR    Could not load the frobnicator: state 7 is impossible\n"
+            + "".join(f"17:23:{k:02d}-000000 INFO     step {k} loss 1.{k}\n" for k in range(10)),
+            False,
+        ),
+        # at interpreter shutdown
+        ("17:22:50-122539 ERROR    Exception ignored during interpreter shutdown\n", False),
+    ],
+)
+def test_a_log_whose_last_words_are_an_error_is_not_silent(tail, alarm):
+    report = diagnose(KOHYA_START + tail)
+    errors = [d for d in report.diagnoses if d.severity in ("error", "fatal")]
+    assert bool(errors) == alarm, [d.rule_id for d in report.diagnoses]
+    if alarm:
+        assert errors[0].rule_id == "unrecognized" and 4 in [e.line for e in errors[0].evidence]
+
+
 def test_a_passing_test_session_is_silent():
     log = PYTEST_FAILED.replace("F.", "..").split("=================================== FAILURES")[0]
     log += "============================== 2 passed in 0.40s ===============================\n"

@@ -260,11 +260,14 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
     Envelope("uvicorn", LEVEL + r":\s+", level_group="level"),
-    # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."
+    # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."; the time
+    # alone (a logging datefmt of "%H:%M:%S", kohya_ss's "17:22:50-122539 ERROR    "), or after a
+    # day/month/year date (rich's RichHandler: "[12/01/24 17:22:50] ERROR    ")
     Envelope(
         "timestamp-level",
         (
-            r"\[?(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\]?\s+\[?"
+            r"\[?(?P<t>(?:\d{4}-\d{2}-\d{2}[ T]|\d{2}/\d{2}/\d{2}(?:\d{2})? )?\d{2}:\d{2}:\d{2}"
+            r"(?:[.,]\d+|-\d{6})?)\]?\s+\[?"
             + LEVEL
             + r"\]?:?\s+"
         ),

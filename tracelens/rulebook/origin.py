@@ -17,7 +17,6 @@ after that: a handled problem, not a crash.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
 from dataclasses import dataclass, field
 
 from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
@@ -27,6 +26,7 @@ from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
+from tracelens.rulebook.logged import last_words, logged_cause
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
@@ -443,7 +443,7 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
             doc.records, err.line
         ):
             return None
-        cause = _logged_cause(doc, err.line)
+        cause = logged_cause(doc, err.line)
         if cause is not None:  # what the program logged at error level just before reporting it
             return Origin(
                 cause.line,
@@ -459,35 +459,12 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
         return Origin(
             err.line, err.text, err.stream, err.kind, "", err.text, None, err.line, err.line
         )
-    return None
-
-
-_CAUSE_WINDOW = 50
-"""How many records above a reported failure (an access log's 500, a job's "failed") an
-error-level record may be to be taken as what that report is about; the rows of a table the
-program printed between them (tritonserver's model and option tables) are not counted."""
-_TABLE_ROW = re.compile(r"\s*[|+].*[|+]\s*$")
-
-
-def _logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
-    """The first error-level record in the records just above ``report_line``, or None."""
-    since, seen = report_line, 0
-    records = doc.records  # in line order: walked back from the report, not from the log's end
-    for k in range(bisect_left(records, report_line, key=lambda r: r.line) - 1, -1, -1):
-        if not _TABLE_ROW.match(records[k].text):
-            since, seen = records[k].line, seen + 1
-            if seen == _CAUSE_WINDOW:
-                break
-    for e in doc.errors:
-        if e.line >= report_line:
-            break
-        if (
-            e.kind == "level"
-            and e.line >= since
-            and (e.level or "") in ("ERROR", "CRITICAL", "FATAL")
-        ):
-            return e
-    return None
+    words = last_words(doc, stop, _AT_SHUTDOWN)
+    if words is None:
+        return None
+    return Origin(
+        words.line, words.text, words.stream, "level", "", words.text, None, words.line, words.line
+    )
 
 
 def find_origin(doc: Document, wrappers: Wrappers) -> tuple[Origin | None, bool]:

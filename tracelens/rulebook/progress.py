@@ -37,6 +37,7 @@ _PROGRESS = re.compile(
     # ComfyUI's line after each queued prompt ran to its end ("{:.2f} seconds"; newer: H:MM:SS)
     r"^Prompt executed in (?:[\d.]+ seconds|\d+:\d\d:\d\d)"
 )
+
 _MIN_PROGRESS = 3
 
 _PROBE = re.compile(
@@ -90,6 +91,7 @@ def carried_on(
     chunk: int = 256,
     *,
     elsewhere: tuple[int, frozenset[str]] | None = None,
+    least: int = 0,
 ) -> bool:
     """At least a few progress lines after ``after``, in the same run (a restart is a new
     run: the one that failed did not carry on). The lines that may be either are found by one
@@ -99,7 +101,8 @@ def carried_on(
     ``elsewhere`` = (line, streams): a record of a stream not in ``streams`` counts from that
     line on (the failure's exception line), not only after ``after`` (the end of its message):
     another process's lines interleaved with a long message are not part of it, and a
-    message may run on with lines its own process printed after (Ray Train's controller)."""
+    message may run on with lines its own process printed after (Ray Train's controller).
+    ``least``: how many progress lines are enough (0: :data:`_MIN_PROGRESS`)."""
     seen = 0
     if elsewhere is None:
         tail = [rec for rec in records if rec.line > after]
@@ -121,7 +124,7 @@ def carried_on(
             if _PROBE.search(part[k].text):
                 continue  # a health check answers while the engine behind it is stuck
             seen += 1
-            if seen >= _MIN_PROGRESS:
+            if seen >= (least or _MIN_PROGRESS):
                 return True
     return False
 

@@ -1,0 +1,65 @@
+"""What a program logged at error level about a failure that has no failure line of its own:
+the record just above a line that reports a failure (an access log's 500, a job's "failed"),
+and a log's last words (the error a program logged before it exited)."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+from tracelens.models import Document, ErrorLine
+from tracelens.rulebook.progress import carried_on
+
+_ERROR_LEVELS = ("ERROR", "CRITICAL", "FATAL")
+
+_CAUSE_WINDOW = 50
+"""How many records above a reported failure (an access log's 500, a job's "failed") an
+error-level record may be to be taken as what that report is about; the rows of a table the
+program printed between them (tritonserver's model and option tables) are not counted."""
+_TABLE_ROW = re.compile(r"\s*[|+].*[|+]\s*$")
+
+
+def logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
+    """The first error-level record in the records just above ``report_line``, or None."""
+    since, seen = report_line, 0
+    records = doc.records  # in line order: walked back from the report, not from the log's end
+    for k in range(bisect_left(records, report_line, key=lambda r: r.line) - 1, -1, -1):
+        if not _TABLE_ROW.match(records[k].text):
+            since, seen = records[k].line, seen + 1
+            if seen == _CAUSE_WINDOW:
+                break
+    for e in doc.errors:
+        if e.line >= report_line:
+            break
+        if e.kind == "level" and e.line >= since and (e.level or "") in _ERROR_LEVELS:
+            return e
+    return None
+
+
+_LAST_WORDS = 5
+"""How many of a log's last non-blank records may hold the error a program logged before it
+exited (kohya_ss's "ERROR    Could not load torch: ...")."""
+
+
+def last_words(doc: Document, stop: int | None, shutdown: re.Pattern[str]) -> ErrorLine | None:
+    """An error-level record among the log's last :data:`_LAST_WORDS` non-blank records: the
+    program logged why it stopped and exited. Not one after a stop request (line ``stop``), one
+    at interpreter shutdown (``shutdown`` finds it) or one the program made any progress after
+    (a request answered, a step logged, an install that went through)."""
+    tail: set[int] = set()
+    for rec in reversed(doc.records):
+        if rec.text.strip():
+            tail.add(rec.line)
+            if len(tail) == _LAST_WORDS:
+                break
+    for e in doc.errors:
+        if (
+            e.line in tail
+            and e.kind == "level"
+            and (e.level or "") in _ERROR_LEVELS
+            and not (stop and e.line >= stop)
+            and not shutdown.search(e.text)
+            and not carried_on(doc.records, e.line, least=1)
+        ):
+            return e
+    return None
