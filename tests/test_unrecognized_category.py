@@ -21,6 +21,30 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a Ray actor that died of an error in its creation task: the actor's own exception (quoted
+    # with its frames in the message) says what failed, not Ray's type
+    (
+        "ray-actor-quotes-its-error",
+        "exception",
+        "ray.exceptions.ActorDiedError",
+        "The actor died because of an error raised in its creation task, "
+        "ray::PolicyWorker.__init__() (pid=4121, ip=10.0.0.5, actor_id=ab12, repr=PolicyWorker)\n"
+        '  File "/opt/app/workers/policy.py", line 88, in __init__\n'
+        "    self.model = provider.build()\n"
+        "ValueError: When using expert parallelism and tensor parallelism, sequence "
+        "parallelism must be used",
+        f"{SITE}/ray/_private/worker.py",
+        "config-invalid",
+    ),
+    # the same type with no quoted traceback: Ray's own failure
+    (
+        "ray-actor-node-died",
+        "exception",
+        "ray.exceptions.ActorDiedError",
+        "The actor died unexpectedly before finishing this task. The actor's node died.",
+        f"{SITE}/ray/_private/worker.py",
+        "ray-cluster",
+    ),
     # a class built from a config file (torchtune, Hydra) given a key it does not take
     (
         "config-key",

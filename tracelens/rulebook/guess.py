@@ -6,8 +6,10 @@ is near enough to lend its own (``tracelens.rulebook.unrecognized``) and for a s
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from functools import cache
 
+from tracelens.parse.lexer import EXCEPTION_LINE
 from tracelens.rulebook.origin import Origin
 
 # What an unrecognized failure most likely is, by its kind or exception type, when no known
@@ -182,11 +184,31 @@ def _where() -> re.Pattern[str]:
     return re.compile(r"^\S+\.(?:cu|cuh|cpp|cc|h|hpp):\d+ in (?:function )?\S+: ")
 
 
+def _quoted(origin: Origin) -> Origin | None:
+    """The last exception of the traceback an exception's message quotes (Ray's
+    "ActorDiedError: The actor died because of an error raised in its creation task, ..."
+    followed by the actor's frames and its ``ValueError: ...``), with the lines after it as its
+    message; None when the message quotes no frames."""
+    lines = origin.message.splitlines()
+    if not origin.type or not any(ln.lstrip().startswith('File "') for ln in lines):
+        return None
+    for k in range(len(lines) - 1, -1, -1):
+        m = EXCEPTION_LINE.match(lines[k].strip())
+        if m is not None:
+            rest = "\n".join([m.group("msg"), *lines[k + 1 :]])
+            return replace(origin, type=m.group("type"), message=rest, frame=None)
+    return None
+
+
 def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     """The category the failure's kind, type, words and raising file say, or "unrecognized".
     Without ``framework_checks``, a failure raised by a framework's own checks with no other
     word stays "unrecognized" rather than config-invalid (for the words of known failures to
-    answer first)."""
+    answer first). An exception that quotes another's traceback (a Ray actor's, a worker
+    process's) is what that one says, when it says anything."""
+    inner = _quoted(origin)
+    if inner is not None and (got := guess_category(inner, framework_checks)) != "unrecognized":
+        return got
     head = origin.message if origin.type else origin.text
     head = _where().sub("", head[:600], count=1)[:300]
     if origin.kind == "evicted" and "probe" in head:
