@@ -21,6 +21,15 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a JIT kernel library with no build for this GPU: the architecture, not the library
+    (
+        "jit-no-arch",
+        "exception",
+        "RuntimeError",
+        "No supported CUDA architectures found for major versions [10].",
+        f"{SITE}/flashinfer/jit/core.py",
+        "gpu-arch-unsupported",
+    ),
     # a Ray actor that died of an error in its creation task: the actor's own exception (quoted
     # with its frames in the message) says what failed, not Ray's type
     (

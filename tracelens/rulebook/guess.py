@@ -354,7 +354,8 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"\bMinimum capability\b|only supported on (?:SM|sm_?)\d+|requires? (?:SM|sm_?)\d+|"
                 r"requires gfx\d+|Unsupported (?:GPU )?architecture\b|Value 'sm_\d+\w?' is not defined|"
                 r"is not compatible with the current PyTorch installation|\bcompute capability less than\b|"
-                r"not supported on (?:sm_?)?\d+(?:\.\d+)?\+? architectures?",
+                r"not supported on (?:sm_?)?\d+(?:\.\d+)?\+? architectures?|"
+                r"No supported CUDA architectures found",
                 re.I,
             ),
             "gpu-arch-unsupported",
