@@ -21,6 +21,24 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a shape that does not fit inside a serving engine's code: what the engine was given, not
+    # the user's layers (the same words in the user's code are a tensor mismatch)
+    (
+        "engine-shape",
+        "exception",
+        "RuntimeError",
+        "The expanded size of the tensor (63) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [63, 256].  Tensor sizes: [3, 256]",
+        f"{SITE}/vllm/lora/layers/logits_processor.py",
+        "config-invalid",
+    ),
+    (
+        "user-shape",
+        "exception",
+        "RuntimeError",
+        "The expanded size of the tensor (63) must match the existing size (3) at non-singleton dimension 0.  Target sizes: [63, 256].  Tensor sizes: [3, 256]",
+        "/home/user/project/model.py",
+        "tensor-mismatch",
+    ),
     # a JIT kernel library with no build for this GPU: the architecture, not the library
     (
         "jit-no-arch",

@@ -236,8 +236,12 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     for rx, cat in _by_path():
         if rx.search(file):
             return cat
-    if _tensor().search(head) and origin.type in _TENSOR_TYPES:
-        return "tensor-mismatch"
+    if (
+        _tensor().search(head)
+        and origin.type in _TENSOR_TYPES
+        and not _ENGINE.search(file.replace("\\", "/"))
+    ):
+        return "tensor-mismatch"  # in the user's code: in a serving engine's, its inputs
     module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
     for rx, cat in _by_words():
         if rx.search(head) or (
@@ -264,6 +268,9 @@ _INSTANTIATOR = re.compile(
     r"/torchtune/config/_instantiate\.py$|/hydra/_internal/instantiate/|/omegaconf/"
 )
 """Code that builds objects from a config file: a keyword it passes comes from the config."""
+_ENGINE = re.compile(r"/(?:vllm|sglang)/")
+"""A serving engine's code: a shape that does not fit there comes from what the engine was
+given (flags, a model or adapter it does not support) or its own bug, never the user's layers."""
 _FRAMEWORK = re.compile(
     r"/(?:vllm|sglang|transformers|trl|accelerate|deepspeed|lightning|lightning_fabric|"
     r"pytorch_lightning|megatron|peft|lmcache|verl|torchtune)/"
