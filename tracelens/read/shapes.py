@@ -67,7 +67,7 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "cuda",
-        r"\bCUDA error(?: \w+)?(?: \(\d+\))?(?: at [^:\s]+:\d+)?: |\bcuda runtime error \(\d+\)|"
+        r"\bCUDA error(?: \w+)?(?: \(\d+\))?(?: \([^()\s]+:\d+\))?(?: at [^:\s]+:\d+)?: |\bcuda runtime error \(\d+\)|"
         r"\bCUDA_ERROR_[A-Z_]+\b|\bCUDA driver error: |\bCuda failure\b|\bcudaError[A-Z]\w+\b|\bcuda[A-Z]\w+ returned \d+\b|"
         # the runtime's own words for an error (cudaGetErrorString), whatever printed them
         r"\bno kernel image is available for execution on the device\b|"
@@ -79,6 +79,7 @@ SHAPES: tuple[Shape, ...] = (
             "CUDA error cudaErrorNoKernelImageForDevice (209) at kernel.cu:37: no kernel image is available for execution on the device",
             "CUDA error: an illegal memory access was encountered",
             "CUDA error (209) at main.cu:12: no kernel image is available for execution on the device",
+            "CUDA error (/src/flash-attention/hopper/flash_fwd_launch_template.h:188): invalid argument",
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=100 : cuda runtime error (100) : no CUDA-capable device is detected",
             "node-1:2345:2390 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'",
             "CUDA driver error: device not ready",
@@ -236,7 +237,6 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         "http",
         # an access log's 500: uvicorn / gunicorn ('"POST /x HTTP/1.1" 500'), Ray Serve's proxy
-        # ('proxy 10.0.0.3 -- POST /v1/chat/completions 500 35201.6ms')
         r'HTTP/\d(?:\.\d)?" 500\b|\b(?:GET|POST|PUT|PATCH|DELETE) /\S* 500 \d+(?:\.\d+)?ms\b',
         (
             'INFO:     10.0.0.20:51644 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error',
