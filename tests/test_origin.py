@@ -332,6 +332,13 @@ KOHYA_START = (
             + "".join(f"17:23:{k:02d}-000000 INFO     step {k} loss 1.{k}\n" for k in range(10)),
             False,
         ),
+        # a line that only reports a failure (what a symptom rule stands for): a worker stopped
+        # with SIGTERM after the run finished
+        (
+            "17:22:50-122539 INFO     Processed prompts: 100%\n"
+            "ERROR 06-14 11:05:01 multiproc_worker_utils.py:120] Worker VllmWorkerProcess pid 90212 died, exit code: -15\n",
+            False,
+        ),
         # at interpreter shutdown
         ("17:22:50-122539 ERROR    Exception ignored during interpreter shutdown\n", False),
     ],

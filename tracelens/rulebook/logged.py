@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Callable
 
 from tracelens.models import Document, ErrorLine
 from tracelens.rulebook.progress import carried_on
@@ -41,11 +42,15 @@ _LAST_WORDS = 5
 exited (kohya_ss's "ERROR    Could not load torch: ...")."""
 
 
-def last_words(doc: Document, stop: int | None, shutdown: re.Pattern[str]) -> ErrorLine | None:
+def last_words(
+    doc: Document, stop: int | None, shutdown: re.Pattern[str], reports: Callable[[str], bool]
+) -> ErrorLine | None:
     """An error-level record among the log's last :data:`_LAST_WORDS` non-blank records: the
     program logged why it stopped and exited. Not one after a stop request (line ``stop``), one
-    at interpreter shutdown (``shutdown`` finds it) or one the program made any progress after
-    (a request answered, a step logged, an install that went through)."""
+    at interpreter shutdown (``shutdown`` finds it), one that only reports a failure (``reports``:
+    a worker that died, an engine that failed to start: what symptom rules stand for; a worker
+    stopped with SIGTERM at the end of a run) or one the program made any progress after (a
+    request answered, a step logged, an install that went through)."""
     tail: set[int] = set()
     for rec in reversed(doc.records):
         if rec.text.strip():
@@ -59,6 +64,7 @@ def last_words(doc: Document, stop: int | None, shutdown: re.Pattern[str]) -> Er
             and (e.level or "") in _ERROR_LEVELS
             and not (stop and e.line >= stop)
             and not shutdown.search(e.text)
+            and not reports(e.text)
             and not carried_on(doc.records, e.line, least=1)
         ):
             return e

@@ -419,7 +419,7 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     real = [c for c in found if not c.client]
     refused = [c for c in found if c.client]
     if not real:
-        return Failures(None, False, refused, handled, _reported(doc, stop))
+        return Failures(None, False, refused, handled, _reported(doc, stop, wrappers))
     last_end = max(c.end for c in real)
     # a process that printed no failure of its own, interleaved with a failure's long message
     failing = {c.stream for c in real} | {e.stream for e in doc.errors}
@@ -434,7 +434,7 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     return Failures(real[0], recovered, refused, last_end=last_end)
 
 
-def _reported(doc: Document, stop: int | None) -> Origin | None:
+def _reported(doc: Document, stop: int | None, wrappers: Wrappers) -> Origin | None:
     for err in doc.errors:
         if err.kind not in _WRAPPER_KINDS or (stop and err.line >= stop):
             continue
@@ -459,7 +459,7 @@ def _reported(doc: Document, stop: int | None) -> Origin | None:
         return Origin(
             err.line, err.text, err.stream, err.kind, "", err.text, None, err.line, err.line
         )
-    words = last_words(doc, stop, _AT_SHUTDOWN)
+    words = last_words(doc, stop, _AT_SHUTDOWN, wrappers.line)
     if words is None:
         return None
     return Origin(

@@ -13,7 +13,15 @@ from __future__ import annotations
 import urllib.parse
 from typing import TYPE_CHECKING
 
-from tracelens.models import ERROR_LEVEL, Diagnosis, Document, Evidence, Record, Remedy
+from tracelens.models import (
+    ERROR_LEVEL,
+    Diagnosis,
+    Document,
+    Evidence,
+    ExceptionInfo,
+    Record,
+    Remedy,
+)
 from tracelens.parse.document import warning_record
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
@@ -141,14 +149,31 @@ def _search_url(origin: Origin, package: str) -> str:
     return f"https://github.com/search?{params}"
 
 
+def raised_last(doc: Document, origin: Origin) -> ExceptionInfo | None:
+    """The exception a chain that starts with ``origin`` ended in ("The above exception was the
+    direct cause of the following exception": TRL's "ConnectionError: The vLLM server can't be
+    reached ..." over the ConnectionRefusedError it caught), when it is another exception."""
+    if origin.kind != "exception":
+        return None
+    for tb in doc.tracebacks:
+        if tb.stream == origin.stream and tb.start_line <= origin.line <= tb.end_line:
+            last = tb.segments[-1].exception if tb.segments else None
+            if last is not None and last.line > origin.line and last.type:
+                return last
+            return None
+    return None
+
+
 def unrecognized(
     origin: Origin,
     near: list[Near],
     threshold: float,
     log_file: str,
     words: tuple[str, float] | None = None,
+    last: ExceptionInfo | None = None,
 ) -> Diagnosis:
-    """The diagnosis of a failure no rule knows."""
+    """The diagnosis of a failure no rule knows; ``last``: the exception the program finally
+    raised for it, when the failure is the first of a chain (:func:`raised_last`)."""
     from tracelens.rulebook.nearest import package_of
 
     package = package_of(origin)
@@ -164,6 +189,14 @@ def unrecognized(
         f"No rule recognizes this failure. The failure that started it is at line {origin.line}{proc}: "
         f"{_short(origin.text)}{where}."
     )
+    said = ""
+    if last is not None:
+        said = (
+            f"{last.type}: {last.message.strip().splitlines()[0]}"
+            if last.message.strip()
+            else last.type
+        )
+        root += f" The program reported it as {_short(said, 240)} (line {last.line})."
     notes = []
     full = origin.message if origin.type else origin.text
     if "\n" in full.strip():
@@ -226,6 +259,10 @@ def unrecognized(
                 text=f'File "{f.file}", line {f.lineno}, in {f.function}',
                 why="the frame that raised it",
             )
+        )
+    if last is not None:
+        evidence.append(
+            Evidence(line=last.line, text=_short(said, 400), why="what the program raised for it")
         )
     evidence.sort(key=lambda e: e.line)
     return Diagnosis(
@@ -423,7 +460,7 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
     primaries = [d for d in diags if not d.secondary and d.severity in ERROR_LEVEL]
     log_file = doc.source if doc.source and doc.source not in ("-", "<stdin>") else "crash.log"
     near, threshold, words = near_fn(origin)
-    un = unrecognized(origin, near, threshold, log_file, words)
+    un = unrecognized(origin, near, threshold, log_file, words, raised_last(doc, origin))
     if answer is not None or stream is not None:
         un.notes.insert(0, served_on)
     what = _short(origin.text)
