@@ -683,3 +683,28 @@ def test_a_shells_killed_notice_after_the_scripts_own_kill_is_no_failure(kill, a
     assert any(d.severity in ERROR_LEVEL for d in diags) is alarm, [
         (d.rule_id, d.severity) for d in diags
     ]
+
+
+CHAIN = (
+    "Traceback (most recent call last):\n"
+    '  File "/opt/app/client.py", line 12, in connect\n'
+    "    sock.connect(addr)\n"
+    "FrobnicatorRefusedError: [Errno 111] the frobnicator refused\n"
+    "\n"
+    "The above exception was the direct cause of the following exception:\n"
+    "\n"
+    "Traceback (most recent call last):\n"
+    '  File "/opt/app/train.py", line 40, in <module>\n'
+    "    client.wait_for_server()\n"
+    '  File "/opt/app/client.py", line 30, in wait_for_server\n'
+    "    raise FrobnicatorUnreachable(msg) from exc\n"
+    "FrobnicatorUnreachable: The frobnicator server can't be reached at 10.0.0.5:9000 after 240 seconds.\n"
+)
+
+
+def test_an_unrecognized_chain_names_what_the_program_raised_for_its_first_failure():
+    first = diagnose(CHAIN).diagnoses[0]
+    assert first.rule_id == "unrecognized"
+    assert [e.line for e in first.evidence if e.why == "the originating failure"] == [4]
+    assert 13 in [e.line for e in first.evidence]
+    assert "reported it as FrobnicatorUnreachable: The frobnicator server" in first.root_cause
