@@ -708,3 +708,17 @@ def test_an_unrecognized_chain_names_what_the_program_raised_for_its_first_failu
     assert [e.line for e in first.evidence if e.why == "the originating failure"] == [4]
     assert 13 in [e.line for e in first.evidence]
     assert "reported it as FrobnicatorUnreachable: The frobnicator server" in first.root_cause
+
+
+def test_a_fatal_record_is_the_failure_a_crashed_childs_exit_code_reports():
+    log = (
+        "[rank0]:[E205 14:44:06.110 ProcessGroupNCCL.cpp:1484] [PG ID 0 Rank 0] frobnicator stalled\n"
+        "[rank0]:[F205 14:45:06.376 ProcessGroupNCCL.cpp:1610] [PG ID 0 Rank 0] Terminating the "
+        "process after the frobnicator stalled for 480 seconds\n"
+        "W0205 14:45:07.218000 3401 torch/distributed/elastic/multiprocessing/api.py:900] Sending "
+        "process 3477 closing signal SIGTERM\n"
+        "E0205 14:45:08.104000 3401 torch/distributed/elastic/multiprocessing/api.py:874] failed "
+        "(exitcode: -6) local_rank: 0 (pid: 3476) of binary: /usr/bin/python3\n"
+    )
+    origin, _ = find_origin(parse(log), Wrappers(default_rules().wrappers))
+    assert origin is not None and origin.line == 2

@@ -346,7 +346,12 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
     )
     recovered = _nccl_recovered(doc, doc.errors)
     for err in doc.errors:
-        if err.kind == "level" or err.kind in _WRAPPER_KINDS or _AT_SHUTDOWN.search(err.text):
+        # a record at FATAL (glog's and c10's "F": the process aborts right after it) is a
+        # failure; one at ERROR only when its shape says so
+        fatal = err.kind == "level" and err.level == "FATAL"
+        if (err.kind == "level" and not fatal) or err.kind in _WRAPPER_KINDS:
+            continue
+        if _AT_SHUTDOWN.search(err.text):
             continue
         if err.line in recovered:
             continue
