@@ -27,6 +27,21 @@ ENVELOPES = [
         "ERROR",
         None,
     ),
+    # logfmt (logrus): the level in lowercase, the message in its quotes
+    (
+        'time="2025-01-09T00:28:10Z" level=error msg="error executing nvidia-container-runtime-hook"',
+        '"error executing nvidia-container-runtime-hook"',
+        "",
+        "ERROR",
+        None,
+    ),
+    (
+        'level=fatal msg="Error starting nv-hostengine: DCGM initialization error"',
+        '"Error starting nv-hostengine: DCGM initialization error"',
+        "",
+        "FATAL",
+        None,
+    ),
     # Open MPI --timestamp-output with --tag-output: the date, then the rank's tag
     (
         "Thu Jan 23 11:55:50 2025[1,1]<stderr>:RuntimeError: CUDA error: out of memory",

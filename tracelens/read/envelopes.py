@@ -32,6 +32,11 @@ class Envelope:
 
 LEVEL = r"(?P<level>TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
+"""glog's level letters, and logfmt's lowercase level names ("panic" aborts as "fatal" does)."""
+GLOG_LEVELS.update(
+    {n: n.upper() for n in ("trace", "debug", "info", "warning", "error", "fatal")}
+    | {"warn": "WARNING", "panic": "FATAL"}
+)
 
 ENVELOPES: tuple[Envelope, ...] = (
     # a log copied from a web UI with its line numbers: "  1234\t"
@@ -260,6 +265,14 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
     Envelope("uvicorn", LEVEL + r":\s+", level_group="level"),
+    # logfmt (Go's logrus: containerd, the NVIDIA container toolkit, dcgm-exporter, Docker):
+    # 'time="2025-01-09T00:28:10Z" level=error msg="..."', the message keeps its quotes
+    Envelope(
+        "logfmt",
+        r'(?:time="(?P<t>[^"]*)" )?level=(?P<level>trace|debug|info|warning|warn|error|fatal|panic) msg=',
+        level_group="level",
+        time_group="t",
+    ),
     # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."; the time
     # alone (a logging datefmt of "%H:%M:%S", kohya_ss's "17:22:50-122539 ERROR    "), or after a
     # day/month/year date (rich's RichHandler: "[12/01/24 17:22:50] ERROR    ")
@@ -267,9 +280,7 @@ ENVELOPES: tuple[Envelope, ...] = (
         "timestamp-level",
         (
             r"\[?(?P<t>(?:\d{4}-\d{2}-\d{2}[ T]|\d{2}/\d{2}/\d{2}(?:\d{2})? )?\d{2}:\d{2}:\d{2}"
-            r"(?:[.,]\d+|-\d{6})?)\]?\s+\[?"
-            + LEVEL
-            + r"\]?:?\s+"
+            r"(?:[.,]\d+|-\d{6})?)\]?\s+\[?" + LEVEL + r"\]?:?\s+"
         ),
         level_group="level",
         time_group="t",
@@ -312,6 +323,7 @@ FIRST_CHARS = {
     "logger-bracket-level": _UPPER + _UPPER.lower() + "_",
     "python-logging": "TDINWECF",
     "uvicorn": "TDINWECF",
+    "logfmt": "tl",
     "pytest-e": "E",
     "aiter-history": "-",
     "timestamp-level": "[0123456789",
