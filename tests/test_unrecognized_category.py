@@ -21,6 +21,32 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a CPU-only torch asked for CUDA: no usable GPU stack, whatever raised it
+    (
+        "cpu-only-torch",
+        "exception",
+        "AssertionError",
+        "Torch not compiled with CUDA enabled",
+        f"{SITE}/torch/cuda/__init__.py",
+        "cuda-driver-mismatch",
+    ),
+    # XLA on a TPU out of its device memory
+    (
+        "tpu-hbm",
+        "exception",
+        "RuntimeError",
+        "Bad StatusOr access: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 2.00G. That was not possible. There are 1.20G free.",
+        f"{SITE}/torch_xla/core/xla_model.py",
+        "gpu-oom",
+    ),
+    (
+        "unsupported-model-type",
+        "exception",
+        "ValueError",
+        "Unsupported model type phi3",
+        "/opt/conda/lib/python3.10/site-packages/text_generation_server/models/__init__.py",
+        "model-arch-unsupported",
+    ),
     # a shape that does not fit inside a serving engine's code: what the engine was given, not
     # the user's layers (the same words in the user's code are a tensor mismatch)
     (

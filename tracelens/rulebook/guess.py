@@ -296,7 +296,15 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "disk-or-file-corrupt",
         ),
-        (re.compile(r"CUDA (?:error: )?out of memory|OutOfMemoryError", re.I), "gpu-oom"),
+        (
+            re.compile(
+                r"CUDA (?:error: )?out of memory|OutOfMemoryError|"
+                # XLA on TPU: the device's HBM, not the host's memory
+                r"Error allocating device buffer|\bRESOURCE_EXHAUSTED\b",
+                re.I,
+            ),
+            "gpu-oom",
+        ),
         (
             re.compile(
                 r"torch\.cuda\.is_available\(\) is False|No (?:CUDA|HIP|XPU|NPU) GPUs are available|"
@@ -308,7 +316,9 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 # compatibility on a GPU without it (Error 804), a CDI device the runtime cannot
                 # resolve
                 r"Unexpected error from cudaGetDeviceCount|forward compatibility was attempted|"
-                r"unresolvable CDI devices?",
+                r"unresolvable CDI devices?|"
+                # a torch built without CUDA (a CPU-only wheel) asked for a GPU
+                r"Torch not compiled with CUDA enabled|compiled without CUDA support",
                 re.I,
             ),
             "cuda-driver-mismatch",
@@ -370,7 +380,8 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"\barchitectures? \[?'?\w+'?\]? (?:is|are) not supported|Unrecognized configuration class|"
-                r"does not recognize this architecture|model type `?\w+`? (?:is )?not (?:supported|recognized)",
+                r"does not recognize this architecture|model type `?\w+`? (?:is )?not (?:supported|recognized)|"
+                r"\bUnsupported model type\b",
                 re.I,
             ),
             "model-arch-unsupported",
