@@ -27,6 +27,14 @@ ENVELOPES = [
         "ERROR",
         None,
     ),
+    # Python logging's "%(asctime)s - %(levelname)s - %(message)s" (no logger name)
+    (
+        "2025-01-09 00:28:10,123 - ERROR - Error starting router: worker_urls is empty",
+        "Error starting router: worker_urls is empty",
+        "",
+        "ERROR",
+        None,
+    ),
     # logfmt (logrus): the level in lowercase, the message in its quotes
     (
         'time="2025-01-09T00:28:10Z" level=error msg="error executing nvidia-container-runtime-hook"',

@@ -226,11 +226,11 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
-    # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s"
+    # Python logging, "%(asctime)s - %(name)s - %(levelname)s - %(message)s", or without the name
     Envelope(
         "python-asctime",
         (
-            r"(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) - (?P<src>[\w.]+) - "
+            r"(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:[.,]\d+)?) - (?:(?P<src>[\w.]+) - )?"
             + LEVEL
             + r" - "
         ),
