@@ -35,6 +35,14 @@ ENVELOPES = [
         "ERROR",
         None,
     ),
+    # a lowercase level in brackets right before the message
+    (
+        "2025-10-09 08:58:51.240 [error]Please install vllm[audio] for audio support",
+        "Please install vllm[audio] for audio support",
+        "",
+        "ERROR",
+        None,
+    ),
     # logfmt (logrus): the level in lowercase, the message in its quotes
     (
         'time="2025-01-09T00:28:10Z" level=error msg="error executing nvidia-container-runtime-hook"',

@@ -285,6 +285,17 @@ ENVELOPES: tuple[Envelope, ...] = (
         level_group="level",
         time_group="t",
     ),
+    # the level in lowercase brackets, the message right after them (serverless workers' logs:
+    # "2025-10-09 08:58:51.240 [error]Please install vllm[audio] for audio support")
+    Envelope(
+        "timestamp-level-lower",
+        (
+            r"(?P<t>\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?)\s+"
+            r"\[(?P<level>trace|debug|info|warning|warn|error|fatal)\]\s*"
+        ),
+        level_group="level",
+        time_group="t",
+    ),
 )
 
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -327,4 +338,5 @@ FIRST_CHARS = {
     "pytest-e": "E",
     "aiter-history": "-",
     "timestamp-level": "[0123456789",
+    "timestamp-level-lower": "0123456789",
 }
