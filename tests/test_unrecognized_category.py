@@ -21,6 +21,15 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a program's last words telling what to install
+    (
+        "please-install",
+        "level",
+        "",
+        "Please install vllm[audio] for audio support",
+        "",
+        "dependency-missing",
+    ),
     # a CPU-only torch asked for CUDA: no usable GPU stack, whatever raised it
     (
         "cpu-only-torch",

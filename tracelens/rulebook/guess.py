@@ -401,7 +401,9 @@ def _missing() -> re.Pattern[str]:
         # versions that do not fit each other, and a module or class whose API moved
         r"\bversion \(?v?[\d.]+\)? does not match|is only supported (?:for|with|from) `?(?:torch|transformers|Python)\b|"
         r"maximum version [\d.]+ is supported|\bmodule '[\w.]+' has no attribute|"
-        r"\[WinError 126\]|Error loading \S*\.dll"
+        r"\[WinError 126\]|Error loading \S*\.dll|"
+        # a program telling what to install
+        r"\bPlease (?:pip )?install\b|\bis not installed\b"
     )
 
 
