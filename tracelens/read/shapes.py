@@ -195,13 +195,14 @@ SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "program",
-        r"^[\w.+-]+: (?:fatal )?error: ",
+        r"^[\w.+-]+: (?:(?:fatal )?error|fatal): ",
         (
             "srun: error: gpu-node-3: task 2: Out Of Memory",
+            "srun: fatal: SLURM_MEM_PER_CPU, SLURM_MEM_PER_GPU, and SLURM_MEM_PER_NODE are mutually exclusive.",
             "slurmstepd: error: *** STEP 4471823.0 ON gpu-node-3 CANCELLED AT 2025-11-29T03:22:44 ***",
             "g++: error: unrecognized command-line option '-mavx512fp16'",
         ),
-        triggers=(b": error: ", b": fatal error: "),
+        triggers=(b": error: ", b": fatal error: ", b": fatal: "),
     ),
     # tritonserver's last line when a model did not load: it reports the failures logged above
     Shape(
@@ -350,8 +351,7 @@ SHAPES: tuple[Shape, ...] = (
         r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
         r"\bmalloc\(\): \w|\bcorrupted size vs\. prev_size\b|\bmunmap_chunk\(\): invalid pointer\b|"
         r"\*\*\* stack smashing detected \*\*\*|\bSegfault encountered\b|"
-        # a Rust panic (tokenizers, sglang-router, a Rust extension): 1.73+ puts the message on
-        # the next line, older versions between quotes
+        # a Rust panic (tokenizers, sglang-router): its message on the next line (1.73+) or quoted
         r"^thread '[^']*' panicked at |"
         # an Apple framework's assertion (Metal / MPS), and the shell reporting the abort
         r": failed assertion `|^(?:zsh|bash|sh): (?:abort|segmentation fault|bus error|illegal hardware instruction)\b|"
