@@ -31,7 +31,8 @@ from tracelens.parse.pybindtb import STUB, stub_traceback
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import SHAPES, failure_kind
 
-_ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
+"""The logger levels of a record that logs an error."""
 _QUIET_LEVELS = frozenset({"TRACE", "DEBUG", "INFO"})
 _QUIET_HINTS = tuple(s.quiet_hint for s in SHAPES if s.quiet_hint)
 """A line the log itself marks as informational is never an error line (request logging
@@ -266,7 +267,7 @@ def _error_lines(
             kind = "exception"
         elif (shape := failure_kind(text)) is not None:
             kind = shape.kind
-        elif rec.level in _ERROR_LEVELS:
+        elif rec.level in ERROR_LEVELS:
             kind = "level"
         else:
             continue

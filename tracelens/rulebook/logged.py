@@ -9,9 +9,13 @@ from bisect import bisect_left
 from collections.abc import Callable
 
 from tracelens.models import Document, ErrorLine
+from tracelens.parse.document import ERROR_LEVELS
 from tracelens.rulebook.progress import carried_on
 
-_ERROR_LEVELS = ("ERROR", "CRITICAL", "FATAL")
+AT_SHUTDOWN = re.compile(
+    r"\bat interpreter shutdown\b|\bduring interpreter shutdown\b|Python runtime state: finalizing"
+)
+"""What CPython prints about a failure while the interpreter shuts down: not the run's failure."""
 
 _CAUSE_WINDOW = 50
 """How many records above a reported failure (an access log's 500, a job's "failed") an
@@ -32,7 +36,7 @@ def logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
     for e in doc.errors:
         if e.line >= report_line:
             break
-        if e.kind == "level" and e.line >= since and (e.level or "") in _ERROR_LEVELS:
+        if e.kind == "level" and e.line >= since and (e.level or "") in ERROR_LEVELS:
             return e
     return None
 
@@ -42,12 +46,10 @@ _LAST_WORDS = 5
 exited (kohya_ss's "ERROR    Could not load torch: ...")."""
 
 
-def last_words(
-    doc: Document, stop: int | None, shutdown: re.Pattern[str], reports: Callable[[str], bool]
-) -> ErrorLine | None:
+def last_words(doc: Document, stop: int | None, reports: Callable[[str], bool]) -> ErrorLine | None:
     """An error-level record among the log's last :data:`_LAST_WORDS` non-blank records: the
     program logged why it stopped and exited. Not one after a stop request (line ``stop``), one
-    at interpreter shutdown (``shutdown`` finds it), one that only reports a failure (``reports``:
+    at interpreter shutdown (:data:`AT_SHUTDOWN`), one that only reports a failure (``reports``:
     a worker that died, an engine that failed to start: what symptom rules stand for; a worker
     stopped with SIGTERM at the end of a run) or one the program made any progress after (a
     request answered, a step logged, an install that went through)."""
@@ -61,9 +63,9 @@ def last_words(
         if (
             e.line in tail
             and e.kind == "level"
-            and (e.level or "") in _ERROR_LEVELS
+            and (e.level or "") in ERROR_LEVELS
             and not (stop and e.line >= stop)
-            and not shutdown.search(e.text)
+            and not AT_SHUTDOWN.search(e.text)
             and not reports(e.text)
             and not carried_on(doc.records, e.line, least=1)
         ):

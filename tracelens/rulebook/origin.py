@@ -26,7 +26,7 @@ from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
-from tracelens.rulebook.logged import last_words, logged_cause
+from tracelens.rulebook.logged import AT_SHUTDOWN, last_words, logged_cause
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
@@ -40,10 +40,6 @@ _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught t
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
 _QUOTES_TRACEBACK = re.compile(
     r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException"
-)
-# CPython's own complaint while it tears the interpreter down after the program ended
-_AT_SHUTDOWN = re.compile(
-    r"\bat interpreter shutdown\b|\bduring interpreter shutdown\b|Python runtime state: finalizing"
 )
 # what a server raises to refuse a bad request
 _VALIDATION_TYPES = re.compile(
@@ -271,7 +267,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
             exc = seg.exception
             if exc is None or not exc.type or _TEARDOWN.search(exc.type):
                 continue
-            if _AT_SHUTDOWN.search(f"{exc.type}: {exc.message[:400]}"):
+            if AT_SHUTDOWN.search(f"{exc.type}: {exc.message[:400]}"):
                 continue  # the interpreter complaining while it tears down after the program ended
             if wrappers.exception(exc) or (
                 exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])
@@ -351,7 +347,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
         fatal = err.kind == "level" and err.level == "FATAL"
         if (err.kind == "level" and not fatal) or err.kind in _WRAPPER_KINDS:
             continue
-        if _AT_SHUTDOWN.search(err.text):
+        if AT_SHUTDOWN.search(err.text):
             continue
         if err.line in recovered:
             continue
@@ -464,7 +460,7 @@ def _reported(doc: Document, stop: int | None, wrappers: Wrappers) -> Origin | N
         return Origin(
             err.line, err.text, err.stream, err.kind, "", err.text, None, err.line, err.line
         )
-    words = last_words(doc, stop, _AT_SHUTDOWN, wrappers.line)
+    words = last_words(doc, stop, wrappers.line)
     if words is None:
         return None
     return Origin(

@@ -93,7 +93,7 @@ def carried_on(
     chunk: int = 256,
     *,
     elsewhere: tuple[int, frozenset[str]] | None = None,
-    least: int = 0,
+    least: int = _MIN_PROGRESS,
 ) -> bool:
     """At least a few progress lines after ``after``, in the same run (a restart is a new
     run: the one that failed did not carry on). The lines that may be either are found by one
@@ -104,7 +104,7 @@ def carried_on(
     line on (the failure's exception line), not only after ``after`` (the end of its message):
     another process's lines interleaved with a long message are not part of it, and a
     message may run on with lines its own process printed after (Ray Train's controller).
-    ``least``: how many progress lines are enough (0: :data:`_MIN_PROGRESS`)."""
+    ``least``: how many progress lines are enough."""
     seen = 0
     if elsewhere is None:
         tail = [rec for rec in records if rec.line > after]
@@ -126,7 +126,7 @@ def carried_on(
             if _PROBE.search(part[k].text):
                 continue  # a health check answers while the engine behind it is stuck
             seen += 1
-            if seen >= (least or _MIN_PROGRESS):
+            if seen >= least:
                 return True
     return False
 
