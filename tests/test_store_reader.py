@@ -109,7 +109,14 @@ def test_diagnose_with_a_store_imports_no_more_than_it_reads_with(
     tmp_path, state, imported, not_imported
 ):
     path = _store(tmp_path / "incidents.db", state)
-    env = {**os.environ, "TRACELENS_DB": str(path)}
+    # a cache folder of the test's own, made warm first: building the rules' index (what a
+    # first run does) takes checksums, and the shared cache folder may have been pruned by
+    # other tests writing theirs
+    cache = tmp_path / "cache"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TRACELENS_DB": str(tmp_path / "none.db")}
+    _python(_MODULES_OF_A_RUN, "diagnose", str(SEED), env=env)
+    assert any(cache.rglob("*")), "the first run wrote no cache"
+    env["TRACELENS_DB"] = str(path)
     out = _python(_MODULES_OF_A_RUN, "diagnose", str(SEED), env=env)
     code, shown, *modules = out.stdout.split()
     assert code == "0", out.stderr
