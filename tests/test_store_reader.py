@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from tracelens.incidents.redact import Redactor
 from tracelens.incidents.signature import _digest
 from tracelens.incidents.similar import attach_similar, open_to_read
 from tracelens.incidents.store import MIGRATIONS, Store
+from tracelens.paths import cache_home
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
@@ -98,6 +100,34 @@ STORE_MODULES = {
 }
 
 
+@pytest.fixture(scope="module")
+def warm_cache(tmp_path_factory) -> Path:
+    """A cache folder of these tests' own, made warm by a first run: building the rules' index
+    (what a first run does) takes checksums, and the shared cache folder may be pruned by other
+    tests writing theirs at any time. It starts as a copy of the shared one (usually warm)."""
+    cache = tmp_path_factory.mktemp("cache")
+    shared = cache_home() / "tracelens"
+    if shared.is_dir():
+        shutil.copytree(
+            shared,
+            cache / "tracelens",
+            dirs_exist_ok=True,
+            ignore_dangling_symlinks=True,
+            copy_function=_copy_if_there,
+        )
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TRACELENS_DB": str(cache / "none.db")}
+    _python(_MODULES_OF_A_RUN, "diagnose", str(SEED), env=env)
+    assert any(cache.rglob("*.*")), "the first run wrote no cache"
+    return cache
+
+
+def _copy_if_there(src: str, dst: str) -> None:
+    try:
+        shutil.copy2(src, dst)
+    except FileNotFoundError:  # pruned while copied
+        pass
+
+
 @pytest.mark.parametrize(
     "state, imported, not_imported",
     [
@@ -106,16 +136,10 @@ STORE_MODULES = {
     ],
 )
 def test_diagnose_with_a_store_imports_no_more_than_it_reads_with(
-    tmp_path, state, imported, not_imported
+    tmp_path, warm_cache, state, imported, not_imported
 ):
     path = _store(tmp_path / "incidents.db", state)
-    # a cache folder of the test's own, made warm first: building the rules' index (what a
-    # first run does) takes checksums, and the shared cache folder may have been pruned by
-    # other tests writing theirs
-    cache = tmp_path / "cache"
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TRACELENS_DB": str(tmp_path / "none.db")}
-    _python(_MODULES_OF_A_RUN, "diagnose", str(SEED), env=env)
-    assert any(cache.rglob("*")), "the first run wrote no cache"
+    env = {**os.environ, "XDG_CACHE_HOME": str(warm_cache)}
     env["TRACELENS_DB"] = str(path)
     out = _python(_MODULES_OF_A_RUN, "diagnose", str(SEED), env=env)
     code, shown, *modules = out.stdout.split()
