@@ -344,3 +344,25 @@ def test_older_cache_files_of_a_kind_are_removed_when_one_is_written(rules, tmp_
     assert f"rules-{CACHE_KEEP + 4:016x}.index" in left  # the newest old one stays
     assert "rules-0000000000000000.index" not in left  # the oldest went
     assert other.exists()
+
+
+def test_the_first_folders_own_index_outlives_many_sets_of_folders(rules, tmp_path, parses):
+    """A plain run reads the first folder's own index and every new set of folders is seeded
+    from it: indexes of other sets written after it, however many, do not prune it."""
+    from tracelens.paths import CACHE_KEEP
+
+    cheap(rules)
+    own = rule_index.index_path([rules])
+    assert own is not None and own.exists()
+    os.utime(own, ns=(OLD, OLD))  # the oldest file of its kind
+    for k in range(CACHE_KEEP + 2):
+        older = own.with_name(f"rules-{k:016x}.index")
+        older.write_bytes(b"x")
+        os.utime(older, ns=(OLD + 1 + k, OLD + 1 + k))
+    mine = tmp_path / "pack"
+    write(mine, "y/three", needs="bang")
+    settle(mine)
+    load([rules, mine], every_file=False, strict=False)
+    assert own.exists()
+    assert len(list(own.parent.glob("rules-*.index"))) == CACHE_KEEP + 1  # kept, and spared
+    assert parses[0] == 3  # the new set was seeded from it: only its own rule parsed

@@ -34,9 +34,10 @@ CACHE_KEEP = 16
 the rules and each release writes a new one, and the older ones would pile up."""
 
 
-def prune_cache(path: Path, keep: int = CACHE_KEEP) -> None:
+def prune_cache(path: Path, keep: int = CACHE_KEEP, spare: Path | None = None) -> None:
     """Remove all but the ``keep`` most recently written cache files of ``path``'s kind (same
-    name up to its first ``-``, same suffix) from its folder; one that cannot be removed stays."""
+    name up to its first ``-``, same suffix) from its folder, never ``spare``; one that cannot
+    be removed stays."""
     prefix, suffix = path.name.split("-", 1)[0] + "-", path.suffix
     try:
         with os.scandir(path.parent) as it:
@@ -44,6 +45,7 @@ def prune_cache(path: Path, keep: int = CACHE_KEEP) -> None:
                 (e.stat().st_mtime_ns, e.path)
                 for e in it
                 if e.name.startswith(prefix) and e.name.endswith(suffix) and e.is_file()
+                if spare is None or e.name != spare.name
             ]
     except OSError:
         return
@@ -55,16 +57,16 @@ def prune_cache(path: Path, keep: int = CACHE_KEEP) -> None:
             pass
 
 
-def write_cache(path: Path, parts: Iterable[bytes]) -> None:
+def write_cache(path: Path, parts: Iterable[bytes], spare: Path | None = None) -> None:
     """Write a cache file atomically (a temporary file, then a rename) and prune the older files
-    of its kind; a cache that cannot be written is simply not kept (a read-only home: the work
-    is done again next time)."""
+    of its kind but ``spare`` (a file others are built from); a cache that cannot be written is
+    simply not kept (a read-only home: the work is done again next time)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(f".{os.getpid()}.tmp")
         with open(tmp, "wb") as fh:
             fh.writelines(parts)
         os.replace(tmp, path)
-        prune_cache(path)
+        prune_cache(path, spare=spare)
     except OSError:
         pass

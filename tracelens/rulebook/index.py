@@ -262,7 +262,8 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
     if old is not None and not every_file and old.fresh():
         return old
     seeded = False
-    if old is None and path is not None and len(roots) > 1 and (first := index_path(roots[:1])):
+    first = index_path(roots[:1]) if len(roots) > 1 else None
+    if old is None and path is not None and first is not None:
         # a new set of folders (a user's --rules beside the shipped ones): the files of the
         # first folder come from its own index where they are unchanged, as from an old index
         # of this set, and only the others are parsed (1,200 shipped rules parse in seconds)
@@ -276,7 +277,9 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
     if old is not None and not seeded and _same(old, new, catalog):
         return old
     if path is not None:
-        write_cache(path, data)
+        # the first folder's own index (the shipped rules') is what a new set is seeded from
+        # and what a plain run reads: many sets of folders do not push it out of the cache
+        write_cache(path, data, spare=first)
     return new
 
 
