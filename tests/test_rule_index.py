@@ -366,3 +366,23 @@ def test_the_first_folders_own_index_outlives_many_sets_of_folders(rules, tmp_pa
     assert own.exists()
     assert len(list(own.parent.glob("rules-*.index"))) == CACHE_KEEP + 1  # kept, and spared
     assert parses[0] == 3  # the new set was seeded from it: only its own rule parsed
+
+
+def test_a_new_set_whose_first_folder_has_no_index_builds_and_keeps_that_one(
+    rules, tmp_path, parses
+):
+    """The first run with --rules before any plain run: the first folder's own index is built
+    (and kept) on the way, so the next new set of folders parses only its own rules."""
+    assert rule_index.index_path([rules]) is not None
+    assert not rule_index.index_path([rules]).exists()
+    packs = []
+    for name in ("pack", "other-pack"):
+        pack = tmp_path / name
+        write(pack, f"y/{name}", needs="bang")
+        settle(pack)
+        packs.append(pack)
+    load([rules, packs[0]], every_file=False, strict=False)
+    assert rule_index.index_path([rules]).exists()
+    assert parses[0] == 3
+    load([rules, packs[1]], every_file=False, strict=False)
+    assert parses[0] == 4

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 
@@ -34,18 +34,21 @@ CACHE_KEEP = 16
 the rules and each release writes a new one, and the older ones would pile up."""
 
 
-def prune_cache(path: Path, keep: int = CACHE_KEEP, spare: Path | None = None) -> None:
+def prune_cache(path: Path, keep: int = CACHE_KEEP, spare: Collection[Path] = ()) -> None:
     """Remove all but the ``keep`` most recently written cache files of ``path``'s kind (same
-    name up to its first ``-``, same suffix) from its folder, never ``spare``; one that cannot
+    name up to its first ``-``, same suffix) from its folder, never one of ``spare``; one that cannot
     be removed stays."""
     prefix, suffix = path.name.split("-", 1)[0] + "-", path.suffix
+    spared = {p.name for p in spare}
     try:
         with os.scandir(path.parent) as it:
             found = [
                 (e.stat().st_mtime_ns, e.path)
                 for e in it
-                if e.name.startswith(prefix) and e.name.endswith(suffix) and e.is_file()
-                if spare is None or e.name != spare.name
+                if e.name.startswith(prefix)
+                and e.name.endswith(suffix)
+                and e.is_file()
+                and e.name not in spared
             ]
     except OSError:
         return
@@ -57,9 +60,9 @@ def prune_cache(path: Path, keep: int = CACHE_KEEP, spare: Path | None = None) -
             pass
 
 
-def write_cache(path: Path, parts: Iterable[bytes], spare: Path | None = None) -> None:
+def write_cache(path: Path, parts: Iterable[bytes], spare: Collection[Path] = ()) -> None:
     """Write a cache file atomically (a temporary file, then a rename) and prune the older files
-    of its kind but ``spare`` (a file others are built from); a cache that cannot be written is
+    of its kind but those of ``spare`` (files others are built from); a cache that cannot be written is
     simply not kept (a read-only home: the work is done again next time)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

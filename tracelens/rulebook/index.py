@@ -267,8 +267,11 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
         # a new set of folders (a user's --rules beside the shipped ones): the files of the
         # first folder come from its own index where they are unchanged, as from an old index
         # of this set, and only the others are parsed (1,200 shipped rules parse in seconds)
+        # (built first, and kept, when it is not there yet)
         old = _open(first, roots[:1])
-        seeded = old is not None
+        if old is None:
+            old = get(roots[:1], every_file=every_file)
+        seeded = True
     try:
         catalog = old.catalog() if old is not None else {}
     except _CORRUPT:
@@ -277,9 +280,10 @@ def get(roots: list[Path], *, cache: bool = True, every_file: bool = True) -> In
     if old is not None and not seeded and _same(old, new, catalog):
         return old
     if path is not None:
-        # the first folder's own index (the shipped rules') is what a new set is seeded from
-        # and what a plain run reads: many sets of folders do not push it out of the cache
-        write_cache(path, data, spare=first)
+        # the first folder's own index is what a new set is seeded from, the shipped rules'
+        # is what a plain run reads: the indexes of many other sets do not push them out
+        shipped = index_path([shipped_rules_dir()])
+        write_cache(path, data, spare=[p for p in (first, shipped) if p is not None])
     return new
 
 
