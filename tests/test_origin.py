@@ -314,6 +314,18 @@ def test_a_failing_test_session_or_job_is_never_silent(log, origin_line):
     assert origin_line in [e.line for e in report.diagnoses[0].evidence]
 
 
+_DESCRIBE = (
+    "{prompt}kubectl describe pod trainer-0 | sed -n '/State:/,/Mounts:/p'\n"
+    "    State:          Waiting\n"
+    "      Reason:       CrashLoopBackOff\n"
+    "    Last State:     Terminated\n"
+    "      Exit Code:    1\n"
+    "    Restart Count:  4\n"
+    "    Limits:\n"
+    "      cpu:     6\n"
+    "    Mounts:\n"
+    "      /data from data (ro)\n"
+)
 KOHYA_START = (
     "17:22:43-020113 INFO     Version: v21.7.16\n"
     "17:22:43-026247 INFO     nVidia toolkit detected\n"
@@ -341,6 +353,25 @@ KOHYA_START = (
         ),
         # at interpreter shutdown
         ("17:22:50-122539 ERROR    Exception ignored during interpreter shutdown\n", False),
+        # a pasted terminal session: the last words of one command's output (the next prompt
+        # starts another command's), whatever the commands after it print
+        (
+            "17:22:50-122539 ERROR    Could not load the frobnicator: state 7 is impossible\n"
+            + _DESCRIBE.format(prompt="$ "),
+            True,
+        ),
+        (
+            "17:22:50-122539 ERROR    Could not load the frobnicator: state 7 is impossible\n"
+            + _DESCRIBE.format(prompt="(venv) user@node-01:~/jobs$ "),
+            True,
+        ),
+        # five more lines of its own output before the prompt: not its last words
+        (
+            "17:22:50-122539 ERROR    Could not load the frobnicator: state 7 is impossible\n"
+            + "".join(f"17:22:5{k}-000000 INFO     cleaning up part {k}\n" for k in range(5))
+            + _DESCRIBE.format(prompt="$ "),
+            False,
+        ),
     ],
 )
 def test_a_log_whose_last_words_are_an_error_is_not_silent(tail, alarm):

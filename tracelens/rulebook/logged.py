@@ -8,7 +8,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable
 
-from tracelens.models import Document, ErrorLine
+from tracelens.models import Document, ErrorLine, Record
 from tracelens.parse.document import ERROR_LEVELS
 from tracelens.rulebook.progress import carried_on
 
@@ -43,28 +43,44 @@ def logged_cause(doc: Document, report_line: int) -> ErrorLine | None:
 
 _LAST_WORDS = 5
 """How many of a log's last non-blank records may hold the error a program logged before it
-exited (kohya_ss's "ERROR    Could not load torch: ...")."""
+exited (kohya_ss's "ERROR    Could not load torch: ..."): the last of the log, or of a command's
+output in a pasted terminal session (the lines before the next prompt)."""
+_PROMPT = re.compile(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[^>]*>) \S")
+"""A shell prompt with the command typed after it: "$ kubectl logs ...", "user@host:~/run$ cat
+out.log", "(venv) user@host:/srv# python serve.py", PowerShell's "PS C:\\work> python ..."."""
+
+
+def _among_last(records: list[Record], line: int) -> bool:
+    """Whether the record of ``line`` is among the last :data:`_LAST_WORDS` non-blank records
+    of the log or of the pasted command's output it is part of."""
+    k = bisect_left(records, line, key=lambda r: r.line)
+    after, last = 0, line
+    for rec in records[k + 1 :]:
+        if rec.line == last:  # a line's other segments
+            continue
+        if _PROMPT.match(rec.text):
+            return True
+        if rec.text.strip():
+            after, last = after + 1, rec.line
+            if after == _LAST_WORDS:
+                return False
+    return True
 
 
 def last_words(doc: Document, stop: int | None, reports: Callable[[str], bool]) -> ErrorLine | None:
-    """An error-level record among the log's last :data:`_LAST_WORDS` non-blank records: the
-    program logged why it stopped and exited. Not one after a stop request (line ``stop``), one
-    at interpreter shutdown (:data:`AT_SHUTDOWN`), one that only reports a failure (``reports``:
-    a worker that died, an engine that failed to start: what symptom rules stand for; a worker
-    stopped with SIGTERM at the end of a run) or one the program made any progress after (a
-    request answered, a step logged, an install that went through)."""
-    tail: set[int] = set()
-    for rec in reversed(doc.records):
-        if rec.text.strip():
-            tail.add(rec.line)
-            if len(tail) == _LAST_WORDS:
-                break
+    """An error-level record among the log's last :data:`_LAST_WORDS` non-blank records (or a
+    pasted command's, before the next prompt): the program logged why it stopped and exited.
+    Not one after a stop request (line ``stop``), one at interpreter shutdown
+    (:data:`AT_SHUTDOWN`), one that only reports a failure (``reports``: a worker that died, an
+    engine that failed to start: what symptom rules stand for; a worker stopped with SIGTERM at
+    the end of a run) or one the program made any progress after (a request answered, a step
+    logged, an install that went through)."""
     for e in doc.errors:
         if (
-            e.line in tail
-            and e.kind == "level"
+            e.kind == "level"
             and (e.level or "") in ERROR_LEVELS
             and not (stop and e.line >= stop)
+            and _among_last(doc.records, e.line)
             and not AT_SHUTDOWN.search(e.text)
             and not reports(e.text)
             and not carried_on(doc.records, e.line, least=1)
