@@ -185,10 +185,9 @@ def unrecognized(
         )
     proc = f" in {origin.stream}" if origin.stream and origin.stream != "main" else ""
     headline = _short(origin.text, 160)
-    root = (
-        f"No rule recognizes this failure. The failure that started it is at line {origin.line}{proc}: "
-        f"{_short(origin.text)}{where}."
-    )
+    root = f"No rule recognizes this failure. The failure that started it is at line {origin.line}"
+    root += f"{proc}: {_short(origin.text)}{where}"
+    root += "" if root.endswith((".", "!", "?")) else "."
     said = ""
     if last is not None:
         said = (
