@@ -486,6 +486,28 @@ HOST_LABELS = [
         [""] * 3,
         ["node1: hello", "plain", "plain"],
     ),
+    (  # TorchX's / NeMo-Run's role and replica, and the launcher's own line without one
+        [
+            "trainer/0 Experiments will be logged at /results/default",
+            "trainer/0 srun: error: gpu-node12: task 0: Exited with exit code 1",
+            "trainer/1 srun: error: gpu-node13: task 8: Exited with exit code 1",
+            "trainer/1 srun: error: gpu-node13: tasks 9-15: Terminated",
+            "Job 51877 finished: FAILED",
+        ],
+        ["trainer/0"] * 2 + ["trainer/1"] * 2 + [""],
+        [
+            "Experiments will be logged at /results/default",
+            "srun: error: gpu-node12: task 0: Exited with exit code 1",
+            "srun: error: gpu-node13: task 8: Exited with exit code 1",
+            "srun: error: gpu-node13: tasks 9-15: Terminated",
+            "Job 51877 finished: FAILED",
+        ],
+    ),
+    (  # Keras's progress (steps of an epoch) is no role
+        ["Epoch 1/2", "10/10 [==============================] - 2s 150ms/step - loss: 0.5"] * 2,
+        [""] * 4,
+        None,
+    ),
 ]
 
 

@@ -1,6 +1,6 @@
 """Failure lines of the programs that start a job's processes on other nodes: ssh as mpirun
-(Open MPI's ORTE, PRRTE) or a launcher script uses it, and mpirun's own report when its
-daemons did not start. Standard library only, like :mod:`tracelens.read.shapes`."""
+(Open MPI's ORTE, PRRTE) or a launcher script uses it, mpirun's own report when its daemons
+did not start, and Open MPI's fatal error in a process that could not join the job. Standard library only, like :mod:`tracelens.read.shapes`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ LAUNCH_SHAPES: tuple[Shape, ...] = (
         r"\bPermission denied \((?:publickey|password|gssapi|keyboard)[\w,-]*\)\.?$|"
         r"^Host key verification failed\.$|^ssh: Could not resolve hostname \S+: |"
         r"^ssh: connect to host \S+ port \d+: |\b(?:orted|prted): (?:command )?not found\b|"
-        r"^(?:ORTE|PRTE|prterun) (?:was|is) unable to reliably start one or more daemons",
+        r"^(?:ORTE|PRTE|prterun) (?:was|is) unable to reliably start one or more daemons|"
+        # Open MPI's fatal error handler (MPI_ERRORS_ARE_FATAL): MPI_Init in a process that
+        # could not join the job
+        r"^\*\*\* An error occurred in MPI_\w+",
         (
             "root@trainer-worker-1.trainer-worker: Permission denied (publickey,password).",
             "mpiuser@node-02: Permission denied (publickey).",
@@ -25,6 +28,7 @@ LAUNCH_SHAPES: tuple[Shape, ...] = (
             "bash: line 1: prted: command not found",
             "ORTE was unable to reliably start one or more daemons.",
             "PRTE was unable to reliably start one or more daemons.",
+            "*** An error occurred in MPI_Init_thread",
         ),
         triggers=(
             b"Permission denied (",
@@ -34,6 +38,7 @@ LAUNCH_SHAPES: tuple[Shape, ...] = (
             b"orted:",
             b"prted:",
             b"to reliably start one or more daemons",
+            b"An error occurred in MPI_",
         ),
     ),
 )

@@ -170,6 +170,11 @@ _NOT_A_HOST = re.compile(
 name whose last part is capitalized), tools that print their name first."""
 
 
+_ROLE = re.compile(r"^([A-Za-z][\w.-]{0,62}/\d{1,4}) (?=\S)", re.M)
+"""A line starting with a role and replica (``trainer/0 ``): TorchX's and NeMo-Run's logs of
+a job's processes (a name first: Keras's "10/10 [=====] - loss: ..." is progress)."""
+
+
 def host_labels(text: str) -> re.Pattern[str] | None:
     """The host labels that start this log's lines, when it has them, as one regex.
 
@@ -183,15 +188,17 @@ def host_labels(text: str) -> re.Pattern[str] | None:
 
     >>> host_labels("node1: Traceback (most recent call last):\\nnode1:   File \\"a.py\\"\\n"
     ...             "node2: RuntimeError: boom\\nnode2: RuntimeError: boom\\n").pattern
-    '(?:node1|node2): '
+    '(?:node1|node2)(?=: )'
+    >>> host_labels("trainer/0 srun: error: node-3: task 0: Exited with exit code 1\\n" * 3).pattern
+    '(?:trainer/0)(?= )'
     >>> host_labels("torch._dynamo.exc.Unsupported: x\\ntorch._dynamo.exc.Unsupported: y\\n") is None
     True
     """
-    if ": " not in text:
-        return None
     counts: dict[str, int] = {}
-    for name in _LABEL.findall(text):
+    for name in _LABEL.findall(text) if ": " in text else ():
         counts[name] = counts.get(name, 0) + 1
+    for role in _ROLE.findall(text) if "/" in text else ():
+        counts[role + " "] = counts.get(role + " ", 0) + 1
     names = sorted(
         n
         for n, c in counts.items()
@@ -199,9 +206,15 @@ def host_labels(text: str) -> re.Pattern[str] | None:
     )
     covered = sum(counts[n] for n in names)
     lines = text.count("\n") + (not text.endswith("\n"))
-    if covered < min(3, lines) or covered < 0.3 * lines:
+    if not names or covered < min(3, lines) or covered < 0.3 * lines:
         return None
-    return re.compile("(?:" + "|".join(map(re.escape, names)) + "): ")
+    hosts = "|".join(re.escape(n) for n in names if not n.endswith(" "))
+    roles = "|".join(re.escape(n[:-1]) for n in names if n.endswith(" "))
+    return re.compile(
+        "|".join(
+            ([f"(?:{hosts})(?=: )"] if hosts else []) + ([f"(?:{roles})(?= )"] if roles else [])
+        )
+    )
 
 
 def labelled(
@@ -212,7 +225,7 @@ def labelled(
     rec = one(raw, n)
     if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
         return rec  # an envelope was peeled, or no label
-    return _behind(rec, m.end(), m.group()[:-2], one)
+    return _behind(rec, m.end() + (2 if raw.startswith(": ", m.end()) else 1), m.group(), one)
 
 
 CONTAINER_STAMP = re.compile(
