@@ -58,6 +58,35 @@ ENVELOPES = [
         "FATAL",
         None,
     ),
+    # TensorRT's loggers: trtexec, the Python API's trt.Logger, TensorRT-LLM
+    (
+        "[09/02/2024-10:14:24] [E] [TRT] ModelImporter.cpp:954: ERROR: onnxOpImporters.cpp:6315",
+        "ModelImporter.cpp:954: ERROR: onnxOpImporters.cpp:6315",
+        "",
+        "ERROR",
+        None,
+    ),
+    (
+        "[06/20/2022-11:10:38] [TRT] [E] 4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4",
+        "4: [runtime.cpp::deserializeCudaEngine::50] Error Code 4",
+        "",
+        "ERROR",
+        "TRT",
+    ),
+    (
+        "[01/23/2026-04:43:47] [TRT-LLM] [W] Overriding max_num_tokens",
+        "Overriding max_num_tokens",
+        "",
+        "WARNING",
+        "TRT-LLM",
+    ),
+    (
+        "[09/02/2024-10:14:21] [V] [TRT] Registered plugin creator",
+        "Registered plugin creator",
+        "",
+        "DEBUG",
+        None,
+    ),
     # Open MPI --timestamp-output with --tag-output: the date, then the rank's tag
     (
         "Thu Jan 23 11:55:50 2025[1,1]<stderr>:RuntimeError: CUDA error: out of memory",

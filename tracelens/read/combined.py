@@ -53,6 +53,11 @@ def _combined_keys(envs: tuple[Envelope, ...]) -> _Combined:
     return _combined(envs), {f"e{k}": _keys(env, f"e{k}_") for k, env in enumerate(envs)}
 
 
+LAUNCHER_LABELS = frozenset({"srun-label", "pdsh-host", "compose-prefix", "mpirun"})
+"""Envelopes a launcher puts before each line of the programs it runs: after a logger's level
+the message has begun (TensorRT's "[E] 4: [runtime.cpp::...] Error Code 4" is no Slurm task 4)."""
+
+
 class Combined(dict[str, "_Combined | None"]):
     """The combined regex of each first character, compiled on first use (a dozen distinct
     envelope lists; Python compiles each alternation in a few milliseconds), and the peel that
@@ -106,6 +111,8 @@ class Combined(dict[str, "_Combined | None"]):
                 if found is None:
                     break
                 m, (env, s_key, l_key, t_key, src_key) = found
+            if level is not None and env.name in LAUNCHER_LABELS:
+                break  # a launcher's label comes before a program's logger header, never after
             used[env.name] = used.get(env.name, 0) + 1
             if s_key and (stream := m.group(s_key)):
                 streams.append(stream)

@@ -32,10 +32,11 @@ class Envelope:
 
 LEVEL = r"(?P<level>TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"
 GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
-"""glog's level letters, and logfmt's lowercase level names ("panic" aborts as "fatal" does)."""
+"""glog's level letters (and TensorRT's), and logfmt's lowercase level names ("panic" aborts as
+"fatal" does)."""
 GLOG_LEVELS.update(
     {n: n.upper() for n in ("trace", "debug", "info", "warning", "error", "fatal")}
-    | {"warn": "WARNING", "panic": "FATAL"}
+    | {"warn": "WARNING", "panic": "FATAL", "V": "DEBUG"}  # TensorRT's verbose
 )
 
 ENVELOPES: tuple[Envelope, ...] = (
@@ -113,6 +114,17 @@ ENVELOPES: tuple[Envelope, ...] = (
         ),
         stream_group="s",
         time_group="t",
+    ),
+    # TensorRT's loggers (trtexec, the Python API's trt.Logger, TensorRT-LLM): the time, the
+    # logger, the level letter ("V" verbose): "[09/02/2024-10:14:24] [E] [TRT] ",
+    # "[06/20/2022-11:10:38] [TRT] [E] ", "[01/23/2026-04:43:47] [TRT-LLM] [E] "
+    Envelope(
+        "tensorrt",
+        r"\[(?P<t>\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2})\] (?:\[(?P<src>TRT(?:-LLM)?)\] )?"
+        r"\[(?P<level>[VIWEF])\] (?:\[TRT\] )?",
+        level_group="level",
+        time_group="t",
+        source_group="src",
     ),
     # "[2026-11-29T03:14:12Z] " / "[2026-11-29 03:14:12.123] "
     Envelope(
@@ -315,6 +327,7 @@ FIRST_CHARS = {
     "epoch-tab": "0123456789",
     "lmcache": "[",
     "sglang": "[",
+    "tensorrt": "[",
     "bracket-timestamp": "[",
     "detectron2": "[WE",
     "detectron2-file": "[",
