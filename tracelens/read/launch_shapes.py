@@ -4,7 +4,7 @@ did not start, and Open MPI's fatal error in a process that could not join the j
 
 from __future__ import annotations
 
-from tracelens.read.shapes import Shape
+from tracelens.read.shape import Shape
 
 LAUNCH_SHAPES: tuple[Shape, ...] = (
     Shape(
