@@ -127,6 +127,31 @@ def test_a_server_that_refuses_every_request_is_failing(log, severity):
     assert first.severity == severity
 
 
+_HTTPX = '2025-03-14 10:41:07,{ms} INFO httpx: HTTP Request: POST http://gpu-node-7:8000/v1/chat/completions "HTTP/1.1 400 Bad Request"\n'
+_CLIENT = (
+    _HTTPX.format(ms=498)
+    + "2025-03-14 10:41:07,513 ERROR agent: task 1 failed\n"
+    + "Traceback (most recent call last):\n"
+    + '  File "/home/user/agent/loop.py", line 88, in step\n'
+    + "    response = await self.client.chat.completions.create(\n"
+    + '  File "/home/user/.venv/lib/python3.11/site-packages/openai/_base_client.py", line 1562, in _request\n'
+    + "    raise self._make_status_error_from_response(err.response) from None\n"
+    + "openai.BadRequestError: Error code: 400 - {'object': 'error', 'message': \"[{'type': "
+    + "'value_error', 'msg': 'Value error, `tool_choice` must either be a named tool, "
+    + '\\"auto\\", or \\"none\\".\'}]"}\n'
+    + _HTTPX.format(ms=601)
+    + "2025-03-14 10:41:07,673 ERROR agent: 2 consecutive failures, aborting run\n"
+)
+
+
+def test_a_clients_log_of_refused_requests_is_its_failure():
+    """httpx's "HTTP Request: ... 400 Bad Request" is what a client was answered: in a
+    client's log the refusal is the run's failure, not a server handling one bad client."""
+    first = diagnose(_CLIENT).diagnoses[0]
+    assert first.rule_id == "vllm/serving/tool-choice-value-unsupported"
+    assert first.severity == "error", first.notes
+
+
 _POLL = "node-1:5021:5102 [3] proxy.cc:1512 NCCL WARN [Rem Allocator] Poll failed with error 1\n"
 
 

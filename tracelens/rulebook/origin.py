@@ -92,6 +92,9 @@ _ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
 _CLIENT_ERROR = re.compile(
     _REFUSED.pattern + r"|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b"
 )
+_CLIENT_SIDE = "HTTP Request: "
+"""httpx's log of a request this program sent ("HTTP Request: POST http://... "HTTP/1.1 400 Bad
+Request""): a client's answer, not a server refusing one of its own clients."""
 
 
 @dataclass
@@ -198,7 +201,10 @@ def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "")
     k = pos.get(end)
     if k is None:
         return False
-    return any(_CLIENT_ERROR.search(rec.text) for rec in doc.records[k + 1 : k + 6])
+    return any(
+        _CLIENT_ERROR.search(rec.text) and _CLIENT_SIDE not in rec.text
+        for rec in doc.records[k + 1 : k + 6]
+    )
 
 
 def _quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
