@@ -87,6 +87,14 @@ ENVELOPES = [
         "DEBUG",
         None,
     ),
+    # Python logging's default format with a logger name holding hyphens (llama.cpp's converter)
+    (
+        "ERROR:hf-to-gguf:Model TinyLMForCausalLM is not supported",
+        "Model TinyLMForCausalLM is not supported",
+        "",
+        "ERROR",
+        "hf-to-gguf",
+    ),
     # Open MPI --timestamp-output with --tag-output: the date, then the rank's tag
     (
         "Thu Jan 23 11:55:50 2025[1,1]<stderr>:RuntimeError: CUDA error: out of memory",

@@ -261,7 +261,7 @@ ENVELOPES: tuple[Envelope, ...] = (
     # Python logging basicConfig: "ERROR:root:", "WARNING:transformers.modeling_utils:"
     Envelope(
         "python-logging",
-        LEVEL + r":(?P<src>[\w.]+):",
+        LEVEL + r":(?P<src>[\w.-]+):",
         level_group="level",
         source_group="src",
     ),
