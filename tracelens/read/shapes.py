@@ -57,7 +57,7 @@ SHAPES: tuple[Shape, ...] = (
         # the runtime's own words for an error (cudaGetErrorString), whatever printed them
         r"\bno kernel image is available for execution on the device\b|"
         r"\ban illegal (?:memory access|instruction) was encountered\b|\bdevice-side assert triggered\b|"
-        r"\bunspecified launch failure\b|\[HIP error\]|"
+        r"\bunspecified launch failure\b|\[HIP error\]|\bTest CUDA failure \S+:\d+|"  # nccl-tests' CUDACHECK
         r"\bhipError(?:NoBinaryForGpu|InvalidDeviceFunction|IllegalAddress|LaunchFailure|InvalidValue|"
         r"NoDevice|InvalidDevice|NotInitialized|SharedObjectInitFailed|AssertionFailed)\b",
         (
@@ -68,6 +68,7 @@ SHAPES: tuple[Shape, ...] = (
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=100 : cuda runtime error (100) : no CUDA-capable device is detected",
             "node-1:2345:2390 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'",
             "CUDA driver error: device not ready",
+            "gpu-node-7: Test CUDA failure common.cu:1081 'CUDA-capable device(s) is/are busy or unavailable'",
             "cuInit failed: CUDA_ERROR_NO_DEVICE",
             "cudaGetDeviceCount returned 999",
             "Cuda failure: invalid configuration argument",
@@ -90,6 +91,7 @@ SHAPES: tuple[Shape, ...] = (
             b"CUDA_ERROR_",
             b"CUDA driver error",
             b"Cuda failure",
+            b"Test CUDA failure",
             b"cudaError",
             b" returned ",
         ),
