@@ -11,6 +11,10 @@ from tracelens.read.failures import SHAPES, TRIGGERS, failure_kind
 SAMPLES = [(shape.kind, line) for shape in SHAPES for line in shape.samples]
 
 HEALTHY = [
+    "Process finished with exit code 0",
+    "Process finished with exit code 130",  # stopped from the IDE (SIGINT)
+    "vllm-server-1 exited with code 0",
+    "vllm-server-1 exited with code 143",  # docker compose stop: SIGTERM
     "INFO 2025-11-04 09:12:44,118 proxy 10.0.0.3 7c1e2f0a-9b1d-4e55 -- POST /v1/chat/completions 200 812.4ms",
     "Job 'raysubmit_Xk2pQ9mN4vLr8sTw' succeeded",
     "Job 'raysubmit_Xk2pQ9mN4vLr8sTw' submitted successfully",

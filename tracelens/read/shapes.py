@@ -362,8 +362,17 @@ SHAPES: tuple[Shape, ...] = (
         "died",
         r"\bdied unexpectedly\b|^\s*exitcode\s*:\s*[1-9]\d*\b|\bhit an exception\b.*\bterminat|"
         r"\bWorkerProc initialization failed\b|\bEngine core initialization failed\b|"
-        r"\bexits with return code = -?[1-9]\d*\b|\bBack-off restarting failed container\b",
+        r"\bexits with return code = -?[1-9]\d*\b|\bBack-off restarting failed container\b|"
+        # an IDE's run (PyCharm), docker compose, GNU time: a process that ended with an error
+        # (1-127, a Windows status; 128 and up is a signal: a stop, or the OOM killer's 137)
+        r"^Process finished with exit code (?:-\d+|[1-9]\d?|1[01]\d|12[0-7])\b|"
+        r"\bexited with code (?:[1-9]\d?|1[01]\d|12[0-7])\b|"
+        r"^Command exited with non-zero status \d+",
         (
+            "Process finished with exit code 1",
+            "Process finished with exit code -1073741819 (0xC0000005)",
+            "vllm-server-1 exited with code 1",
+            "Command exited with non-zero status 1",
             "  Warning  BackOff  3m5s (x201 over 51m)  kubelet  Back-off restarting failed container driver-validation in pod v-h6t4c_gpu-operator(5c7e2a31)",
             "ERROR 01-20 13:03:50 [multiproc_executor.py:146] Worker proc VllmWorker-0 died unexpectedly, shutting down executor.",
             "[2023-07-20 08:31:52,773] [ERROR] [launch.py:321:sigkill_handler] ['/opt/conda/bin/python', '-u', 'main.py', '--local_rank=3'] exits with return code = 7",
@@ -378,6 +387,9 @@ SHAPES: tuple[Shape, ...] = (
             b"initialization failed",
             b"exits with return code",
             b"Back-off restarting",  # kubelet: a container that keeps failing
+            b"finished with exit code",
+            b"exited with code",
+            b"exited with non-zero status",
         ),
     ),
     Shape(
