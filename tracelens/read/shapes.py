@@ -59,7 +59,8 @@ SHAPES: tuple[Shape, ...] = (
         r"\ban illegal (?:memory access|instruction) was encountered\b|\bdevice-side assert triggered\b|"
         r"\bunspecified launch failure\b|\[HIP error\]|\bTest CUDA failure \S+:\d+|"  # nccl-tests' CUDACHECK
         r"\bhipError(?:NoBinaryForGpu|InvalidDeviceFunction|IllegalAddress|LaunchFailure|InvalidValue|"
-        r"NoDevice|InvalidDevice|NotInitialized|SharedObjectInitFailed|AssertionFailed)\b",
+        r"NoDevice|InvalidDevice|NotInitialized|SharedObjectInitFailed|AssertionFailed)\b|"
+        r"\bHSA_STATUS_ERROR_[A-Z_]+\b",  # ROCm's runtime (rocminfo, the HIP runtime's HSA calls)
         (
             "CUDA error cudaErrorNoKernelImageForDevice (209) at kernel.cu:37: no kernel image is available for execution on the device",
             "CUDA error: an illegal memory access was encountered",
@@ -68,6 +69,7 @@ SHAPES: tuple[Shape, ...] = (
             "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=100 : cuda runtime error (100) : no CUDA-capable device is detected",
             "node-1:2345:2390 [0] include/alloc.h:103 NCCL WARN Cuda failure 'out of memory'",
             "CUDA driver error: device not ready",
+            "Call returned HSA_STATUS_ERROR_OUT_OF_RESOURCES: The runtime failed to allocate the necessary resources.",
             "gpu-node-7: Test CUDA failure common.cu:1081 'CUDA-capable device(s) is/are busy or unavailable'",
             "cuInit failed: CUDA_ERROR_NO_DEVICE",
             "cudaGetDeviceCount returned 999",
@@ -92,6 +94,7 @@ SHAPES: tuple[Shape, ...] = (
             b"CUDA driver error",
             b"Cuda failure",
             b"Test CUDA failure",
+            b"HSA_STATUS_ERROR_",
             b"cudaError",
             b" returned ",
         ),
