@@ -614,6 +614,31 @@ def test_ipython_tracebacks_parse_like_plain_ones(version):
     ]
 
 
+@pytest.mark.parametrize("version", ["9", "7"])
+def test_an_ipython_traceback_pasted_without_its_indentation_keeps_its_frames(version):
+    """A paste that lost every line's leading blanks: the numbered context lines still belong
+    to the traceback (the exception and every frame are read as from the original)."""
+    from pathlib import Path
+
+    log = (
+        Path(__file__).resolve().parent.parent
+        / "corpus"
+        / "shapes"
+        / f"ipython{version}-traceback.log"
+    )
+    text = log.read_text()
+    dedented = "".join(line.lstrip(" \t") for line in text.splitlines(keepends=True))
+    want = [
+        (t.exception.type, [(f.function, f.lineno) for f in t.frames])
+        for t in parse(text).tracebacks
+    ]
+    got = [
+        (t.exception.type, [(f.function, f.lineno) for f in t.frames])
+        for t in parse(dedented).tracebacks
+    ]
+    assert got == want
+
+
 def test_an_ipython_module_level_frame_has_no_function_name():
     # IPython 8+ prints "File path:line" alone for module-level code (an import that raised)
     text = (

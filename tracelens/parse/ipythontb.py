@@ -39,7 +39,7 @@ _FRAME_OLD = (
     r"^(?P<file>(?:/|~|[A-Za-z]:\\|<ipython-input-|<string>)\S*) in (?P<func><[^>]*>|[^\s(]+)"
 )
 _MARKED = r"^-+>\s*(?P<line>\d+)(?: (?P<code>.*))?$"
-_CONTEXT = r"^\s+(?:\d+(?:\s|$)|\(\.\.\.\))"
+_CONTEXT = r"^\s*(?:\d+(?:\s|$)|\(\.\.\.\))"  # indented, or not: a paste that lost it
 _COLLAPSED = r"^\d+ frames?$"  # Colab folds the middle frames: "34 frames"
 # IPython 8 folds repeated frames: "[... skipping similar frames: Module._call_impl at line 1750
 # (1 times), ...]" (and "[... skipping hidden N frame]" for frames marked hidden)
