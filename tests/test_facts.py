@@ -275,6 +275,14 @@ CASES = {
         "model_name_or_path: /models/Qwen2.5-1.5B-Instruct\n",
         {"model_path": "/models/Qwen2.5-1.5B-Instruct"},
     ),
+    "the Hub's download command": (
+        "$ huggingface-cli download meta-llama/Llama-3.1-8B-Instruct --local-dir /models/l\n",
+        {"model": "meta-llama/Llama-3.1-8B-Instruct"},
+    ),
+    "hf download, flags first": (
+        "user@node-1:~$ hf download --quiet Qwen/Qwen2.5-7B-Instruct\n",
+        {"model": "Qwen/Qwen2.5-7B-Instruct"},
+    ),
     "a frame's source line is no model": (
         "    model = AutoModel.from_pretrained(model_args.model_name_or_path, **kwargs)\n"
         "    return cls.from_pretrained(pretrained_model_name_or_path=pretrained_model_name_or_path)\n",

@@ -249,6 +249,15 @@ EXTRACTORS: tuple[Extractor, ...] = (
         0,
         scan=False,
     ),
+    # the Hub's command line downloading a repo: "huggingface-cli download ORG/NAME ...",
+    # "hf download ORG/NAME ..." (huggingface_hub 0.34+)
+    _x(
+        " download ",
+        r"(?:^|[\s/$])(?:huggingface-cli|hf) download (?:--\S+ )*(?P<v>[\w.-]+/[\w.-]+)(?:\s|$)",
+        "model",
+        0,
+        scan=False,
+    ),
     _x(
         "odel-name-or-path",
         r"--model-name-or-path(?:=|'?,?\s+'?)(?P<v>[^\s'\",)\]}]+)",
