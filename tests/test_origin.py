@@ -174,8 +174,27 @@ _POLL = "node-1:5021:5102 [3] proxy.cc:1512 NCCL WARN [Rem Allocator] Poll faile
             "Avg generation throughput: 0.0 tokens/s, Running: 1 reqs, Waiting: 0 reqs\n",
             "error",
         ),
+        # Ray Serve's request log: requests answered, or only its proxy's health checks
+        (
+            "INFO 2025-11-04 09:12:4{n},118 proxy 10.0.0.3 7c1e2f0a-9b1d -- POST /v1/chat/completions 200 812.4ms\n",
+            "warning",
+        ),
+        (
+            "INFO 2025-11-04 09:12:4{n},118 proxy 10.0.0.3 7c1e2f0a-9b1d -- GET /-/healthz 200 1.2ms\n",
+            "error",
+        ),
     ],
-    ids=["imagenet-epoch", "iter", "train", "step", "no-progress", "vllm-stats", "vllm-zero-stats"],
+    ids=[
+        "imagenet-epoch",
+        "iter",
+        "train",
+        "step",
+        "no-progress",
+        "vllm-stats",
+        "vllm-zero-stats",
+        "ray-serve-answered",
+        "ray-serve-probes",
+    ],
 )
 def test_training_that_goes_on_after_a_failure_line_makes_it_a_warning(progress, severity):
     log = "starting training\n" + _POLL + "".join(progress.format(n=n) for n in (1, 2, 3, 4))
