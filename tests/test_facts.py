@@ -275,6 +275,16 @@ CASES = {
         "model_name_or_path: /models/Qwen2.5-1.5B-Instruct\n",
         {"model_path": "/models/Qwen2.5-1.5B-Instruct"},
     ),
+    "torch's advice about a release is no version": (
+        "UserWarning: Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+        "1.1.0 and later, you should call them in the opposite order\n",
+        {"torch_version": None},
+    ),
+    "an installed PyTorch named in an error": (
+        "ERROR! Intel® Extension for PyTorch* needs to work with PyTorch 2.8.*, but PyTorch "
+        "2.7.1+xpu is found.\n",
+        {"torch_version": "2.7.1+xpu"},
+    ),
     "the Hub's download command": (
         "$ huggingface-cli download meta-llama/Llama-3.1-8B-Instruct --local-dir /models/l\n",
         {"model": "meta-llama/Llama-3.1-8B-Instruct"},

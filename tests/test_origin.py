@@ -728,8 +728,17 @@ _ELASTIC = "I1104 12:41:09.884000 140602 torch/distributed/elastic/agent/server/
         ),
         # the agent restarted the group, but nothing says it finished
         (_ELASTIC + "[default] Starting worker group\n", "error"),
+        # a Ray job whose driver finished well: the failure before it was retried past
+        ("-" * 42 + "\nJob 'raysubmit_Qm4T8vZr2kLpX1aB' succeeded\n" + "-" * 42 + "\n", "warning"),
+        ("Job 'raysubmit_Qm4T8vZr2kLpX1aB' failed\n", "error"),
     ],
-    ids=["group-finished", "local-group-succeeded", "restarted-only"],
+    ids=[
+        "group-finished",
+        "local-group-succeeded",
+        "restarted-only",
+        "ray-job-succeeded",
+        "ray-job-failed",
+    ],
 )
 def test_an_elastic_restart_that_finishes_makes_the_failure_before_it_a_warning(after, severity):
     log = "starting training\n" + _POLL + "step 100 | loss 1.92\n" + after

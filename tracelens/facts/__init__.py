@@ -117,6 +117,8 @@ EXTRACTORS: tuple[Extractor, ...] = (
     ),
     _x(
         "PyTorch ",
+        # not prose about a release ("In PyTorch 1.1.0 and later, you should call them ...")
+        r"(?P<req>\b(?i:in|since|before|after|from|until) )?"
         r"\bPyTorch (?P<v>\d+\.\d+\.\d+(?:[\w+-]|\.[\w+-])*)\.?(?:[\s,|;)]|$)",
         "torch_version",
         0,

@@ -58,7 +58,8 @@ _ALL_PASSED = re.compile(
     r"\bworker group successfully finished\. Waiting\b|"
     r"\bLocal worker group finished \((?:WorkerState\.)?SUCCEEDED\)|"
     r"^Successfully installed \S|"
-    r"\bJob completed successfully\b"
+    r"\bJob completed successfully\b|"
+    r"^Job '\S+' succeeded\s*$"  # ray job submit / logs --follow / status
 )
 """A test run's closing summary when nothing failed: pytest's ("== 6 passed, 1 warning in
 3.21s =="; "failed" or "error" in it keeps it from matching), whose passing tests may print
@@ -70,7 +71,9 @@ successfully finished. Waiting 300 seconds for other agents to finish.", "Local 
 finished (SUCCEEDED)"): a restart after a lost node or a failed worker recovered; and pip's
 "Successfully installed ...", after which an install that failed before (a package not found
 behind a proxy, then found) was done again and ended well; a job's "Job completed successfully"
-(submitit's last line after a preempted, requeued run resumed and finished; job scripts' too)."""
+(submitit's last line after a preempted, requeued run resumed and finished; job scripts' too);
+Ray's "Job 'raysubmit_...' succeeded": the driver finished well, whatever its tasks were retried
+after (a worker the memory monitor killed)."""
 
 
 _VITAL_THREAD = re.compile(
@@ -148,7 +151,7 @@ _PROGRESS_OR_START = (
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
     rb"worker continues| passed|Out of bounds values|worker group|Prompt executed in|"
-    rb", skipped=|Successfully installed|Job completed successfully|-- (?:GET|POST|PUT|PATCH|DELETE) /"
+    rb", skipped=|Successfully installed|Job completed successfully|' succeeded|-- (?:GET|POST|PUT|PATCH|DELETE) /"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
