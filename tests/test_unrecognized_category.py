@@ -21,6 +21,15 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # two options that cannot go together, whatever words about compiling they name
+    (
+        "mutually-exclusive",
+        "exception",
+        "ValueError",
+        "cudagraph_capture_sizes and compilation_config.cudagraph_capture_sizes are mutually exclusive",
+        f"{SITE}/vllm/engine/arg_utils.py",
+        "config-invalid",
+    ),
     # a program's last words telling what to install
     (
         "please-install",

@@ -288,6 +288,14 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "port-in-use",
         ),
+        # two options the user gave that cannot go together, whatever they are about
+        (
+            re.compile(
+                r"\bare mutually exclusive\b|\bcannot be (?:used|set|specified|enabled) together\b|"
+                r"\bcannot both be (?:set|specified|enabled)\b"
+            ),
+            "config-invalid",
+        ),
         (
             re.compile(
                 r"No space left on device|Disk quota exceeded|Stale file handle|disk is full|"
