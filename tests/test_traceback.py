@@ -815,6 +815,8 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
         "srun: error: gpu-n07: task 0: Exited with exit code 1",
         "slurmstepd: error: *** STEP 4412.0 ON gpu-n07 CANCELLED AT 2025-03-02T10:41:09 ***",
         "+ exit 1",
+        "PASSED                                                                   [ 33%]",
+        "tests/test_client.py::test_disconnect_aborts PASSED                     [ 66%]",
     ],
     ids=[
         "tqdm-with-description",
@@ -824,6 +826,8 @@ def test_a_message_that_starts_with_a_line_break_keeps_its_paragraphs(tail, mess
         "srun",
         "slurmstepd",
         "set-x",
+        "pytest-result",
+        "pytest-test-and-result",
     ],
 )
 def test_a_progress_bar_after_an_exception_is_not_its_message(after):

@@ -46,6 +46,8 @@ NEW_OUTPUT = re.compile(
     r".{0,120}?\b\d{1,3}%(?:\|[^|]*\|| Completed \|) *[\d.]+[kMG]?(?:/|it)|"
     # torch 1.x's launcher killing ranks, a titled rule (pytest's), Slurm's lines ("srun: error:")
     r"Killing subprocess \d+$|[=_-]{3,} \S.*\S [=_-]{3,}\s*$|srun: |slurmstepd: |"
+    # pytest -v's result of a test ("tests/x.py::test_y PASSED   [ 33%]", "PASSED   [ 44%]")
+    r"(?:\S+::\S+ )?(?:PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)\b.*\[ ?\d{1,3}%\]\s*$|"
     r'\{"(?:@?timestamp|time|ts|level|severity)": ?"|'  # a structured logger's next record
     # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
     r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"
