@@ -121,7 +121,6 @@ EXTRACTORS: tuple[Extractor, ...] = (
         r"(?P<req>\b(?i:in|since|before|after|from|until) )?"
         r"\bPyTorch (?P<v>\d+\.\d+\.\d+(?:[\w+-]|\.[\w+-])*)\.?(?:[\s,|;)]|$)",
         "torch_version",
-        0,
         scan=False,
     ),
     _x(
@@ -251,13 +250,11 @@ EXTRACTORS: tuple[Extractor, ...] = (
         0,
         scan=False,
     ),
-    # the Hub's command line downloading a repo: "huggingface-cli download ORG/NAME ...",
-    # "hf download ORG/NAME ..." (huggingface_hub 0.34+)
+    # the Hub's command line: "huggingface-cli download ORG/NAME", "hf download ORG/NAME" (0.34+)
     _x(
         " download ",
         r"(?:^|[\s/$])(?:huggingface-cli|hf) download (?:--\S+ )*(?P<v>[\w.-]+/[\w.-]+)(?:\s|$)",
         "model",
-        0,
         scan=False,
     ),
     _x(

@@ -44,13 +44,12 @@ NEW_OUTPUT = re.compile(
     # a progress bar (tqdm: "Processed prompts:   0%|    | 0/200 [00:00<?, ?it/s]", vLLM's
     # "Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]")
     r".{0,120}?\b\d{1,3}%(?:\|[^|]*\|| Completed \|) *[\d.]+[kMG]?(?:/|it)|"
-    # torch 1.x's launcher killing ranks, a titled rule (pytest's), Slurm's lines ("srun: error:")
+    # torch 1.x's launcher killing ranks, pytest's titled rules and results ("PASSED  [ 33%]"),
+    # Slurm's lines ("srun: error:")
     r"Killing subprocess \d+$|[=_-]{3,} \S.*\S [=_-]{3,}\s*$|srun: |slurmstepd: |"
-    # pytest -v's result of a test ("tests/x.py::test_y PASSED   [ 33%]", "PASSED   [ 44%]")
     r"(?:\S+::\S+ )?(?:PASSED|FAILED|SKIPPED|XFAIL|XPASS|ERROR)\b.*\[ ?\d{1,3}%\]\s*$|"
     r'\{"(?:@?timestamp|time|ts|level|severity)": ?"|'  # a structured logger's next record
-    # a shell prompt: "user@host:~/dir$ ", "(venv) user@host:/path# "
-    r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"
+    r"(?:\(\S+\) )?[\w.-]+@[\w.-]+:\S*[$#](?: |$)"  # a prompt: "(venv) user@host:~/dir$ "
 )
 # PowerShell wraps a native command's stderr: "python : Traceback …", then these lines (the
 # position line in the system's language: "At line:1 char:1", "所在位置 行:1 字符: 1", "In Zeile:1 Zeichen:1")
@@ -90,7 +89,6 @@ _KNOWN_TOPS = (
     "diffusers",
     "xgrammar",
 )
-
 
 _PYTHON_LIB = re.compile(r"python3(\.\d+)?")
 
