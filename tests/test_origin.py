@@ -378,6 +378,21 @@ KOHYA_START = (
 
 
 @pytest.mark.parametrize(
+    "typed",
+    [
+        '$ grep -l "OutOfMemoryError" autotuning_exps/*/stderr.log',
+        "user@node-1:~/runs$ grep -c 'CUDA error: out of memory' train.log",
+        '(venv) user@node-1:/srv# rg "Segmentation fault" logs/',
+        'PS C:\\work> Select-String -Path *.log -Pattern "Traceback"',
+    ],
+)
+def test_a_command_the_user_typed_is_no_failure_whatever_its_words(typed):
+    report = diagnose(KOHYA_START + typed + "\n")
+    assert not report.document.errors, report.document.errors
+    assert not report.diagnoses
+
+
+@pytest.mark.parametrize(
     "tail, alarm",
     [
         # the program logged why it stopped, and exited: its last words are the failure

@@ -27,6 +27,7 @@ from tracelens.models import (
 )
 from tracelens.parse.fold import fold
 from tracelens.parse.lexer import EXCEPTION_LINE, NEW_OUTPUT
+from tracelens.parse.marks import PROMPT
 from tracelens.parse.pybindtb import STUB, stub_traceback
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import SHAPES, failure_kind
@@ -253,6 +254,8 @@ def _error_lines(
         spans = merged.get(rec.stream)
         if spans and _inside(spans, rec.line):
             continue
+        if (text[0] in "$(P" or "@" in text[:64]) and PROMPT.match(text):
+            continue  # a command the user typed, whatever its words
         if rec.level in _QUIET_LEVELS:
             # a few failures are logged at INFO (an access log's 500 answer, Triton's stub)
             if (

@@ -1,5 +1,5 @@
 """The fixed lines CPython prints around a traceback, shared by the lexer and the passes that
-run before it."""
+run before it, and a shell prompt's line."""
 
 import re
 
@@ -22,3 +22,8 @@ CUT_ABOVE = re.compile(
 of lines left out (``...``, ``[...]``, ``[truncated]``)."""
 CUT_MARKS = ("```", "~~~", "...", "\u2026", "runcated", "RUNCATED")
 """Literals of :data:`CUT_ABOVE`'s lines, searched for to find them."""
+
+PROMPT = re.compile(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[^>]*>) \S")
+"""A shell prompt with the command typed after it: "$ kubectl logs ...", "user@host:~/run$ cat
+out.log", "(venv) user@host:/srv# python serve.py", PowerShell's "PS C:\\work> python ...". What
+the user typed, never what failed, whatever words it holds (``$ grep OutOfMemoryError *.log``)."""

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from tracelens.models import Document, ErrorLine, Record
 from tracelens.parse.document import ERROR_LEVELS
+from tracelens.parse.marks import PROMPT
 from tracelens.rulebook.progress import carried_on
 
 AT_SHUTDOWN = re.compile(
@@ -45,9 +46,6 @@ _LAST_WORDS = 5
 """How many of a log's last non-blank records may hold the error a program logged before it
 exited (kohya_ss's "ERROR    Could not load torch: ..."): the last of the log, or of a command's
 output in a pasted terminal session (the lines before the next prompt)."""
-_PROMPT = re.compile(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[^>]*>) \S")
-"""A shell prompt with the command typed after it: "$ kubectl logs ...", "user@host:~/run$ cat
-out.log", "(venv) user@host:/srv# python serve.py", PowerShell's "PS C:\\work> python ..."."""
 
 
 def _among_last(records: list[Record], line: int) -> bool:
@@ -58,7 +56,7 @@ def _among_last(records: list[Record], line: int) -> bool:
     for rec in records[k + 1 :]:
         if rec.line == last:  # a line's other segments
             continue
-        if _PROMPT.match(rec.text):
+        if PROMPT.match(rec.text):
             return True
         if rec.text.strip():
             after, last = after + 1, rec.line
