@@ -188,17 +188,17 @@ def host_labels(text: str) -> re.Pattern[str] | None:
 
     >>> host_labels("node1: Traceback (most recent call last):\\nnode1:   File \\"a.py\\"\\n"
     ...             "node2: RuntimeError: boom\\nnode2: RuntimeError: boom\\n").pattern
-    '(?:node1|node2)(?=: )'
+    '(?P<h>node1|node2): '
     >>> host_labels("trainer/0 srun: error: node-3: task 0: Exited with exit code 1\\n" * 3).pattern
-    '(?:trainer/0)(?= )'
+    '(?P<r>trainer/0) '
     >>> host_labels("torch._dynamo.exc.Unsupported: x\\ntorch._dynamo.exc.Unsupported: y\\n") is None
     True
     """
     counts: dict[str, int] = {}
     for name in _LABEL.findall(text) if ": " in text else ():
         counts[name] = counts.get(name, 0) + 1
-    for role in _ROLE.findall(text) if "/" in text else ():
-        counts[role + " "] = counts.get(role + " ", 0) + 1
+    for role in _ROLE.findall(text) if "/" in text else ():  # a "/": never a host's label
+        counts[role] = counts.get(role, 0) + 1
     names = sorted(
         n
         for n, c in counts.items()
@@ -208,13 +208,10 @@ def host_labels(text: str) -> re.Pattern[str] | None:
     lines = text.count("\n") + (not text.endswith("\n"))
     if not names or covered < min(3, lines) or covered < 0.3 * lines:
         return None
-    hosts = "|".join(re.escape(n) for n in names if not n.endswith(" "))
-    roles = "|".join(re.escape(n[:-1]) for n in names if n.endswith(" "))
-    return re.compile(
-        "|".join(
-            ([f"(?:{hosts})(?=: )"] if hosts else []) + ([f"(?:{roles})(?= )"] if roles else [])
-        )
-    )
+    hosts = "|".join(re.escape(n) for n in names if "/" not in n)
+    roles = "|".join(re.escape(n) for n in names if "/" in n)
+    parts = ([f"(?P<h>{hosts}): "] if hosts else []) + ([f"(?P<r>{roles}) "] if roles else [])
+    return re.compile("|".join(parts))
 
 
 def labelled(
@@ -225,7 +222,7 @@ def labelled(
     rec = one(raw, n)
     if len(rec.text) != len(raw) or (m := labels.match(raw)) is None:
         return rec  # an envelope was peeled, or no label
-    return _behind(rec, m.end() + (2 if raw.startswith(": ", m.end()) else 1), m.group(), one)
+    return _behind(rec, m.end(), m[m.lastgroup or 0], one)
 
 
 CONTAINER_STAMP = re.compile(
