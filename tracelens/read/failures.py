@@ -1,8 +1,7 @@
 """Failure lines that need no rule: what real programs print when they fail.
 
 A log has failed when it holds an uncaught Python traceback, an error-level record, or one of
-the lines of the tables in :mod:`tracelens.read.shapes` and
-:mod:`tracelens.read.launch_shapes` (C/C++ and CUDA programs, compilers and
+the lines of the table in :mod:`tracelens.read.shapes` (C/C++ and CUDA programs, compilers and
 linkers, argparse, uvicorn, container runtimes, the kernel's OOM killer, crashes, NCCL,
 pydantic, ssh and mpirun launching a job). Each shape carries sample lines
 copied from the programs' real output; ``tests/test_failures.py`` checks every sample against
@@ -21,15 +20,10 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from tracelens.read import shapes
-from tracelens.read.launch_shapes import LAUNCH_SHAPES
-from tracelens.read.shapes import Shape
+from tracelens.read.shapes import SHAPES, Shape
 from tracelens.regex import compile_regex
 
 __all__ = ["SHAPES", "TRIGGERS", "Shape", "failure_kind"]
-
-SHAPES: tuple[Shape, ...] = shapes.SHAPES + LAUNCH_SHAPES
-"""Every shape, in the order they are tried."""
 
 TRIGGERS: tuple[bytes, ...] = tuple(sorted({t for s in SHAPES for t in s.triggers}))
 """Every shape's literals, for the scanner of large logs."""

@@ -1,10 +1,12 @@
 """The failure lines that need no rule (:mod:`tracelens.read.failures` searches a log for them):
-what real programs print when they fail, each shape with the sample lines it was written from.
-Standard library only: the scanner of large logs imports it before the rest of tracelens."""
+what real programs print when they fail, each shape with the sample lines it was written from
+(with the native crashes of :mod:`tracelens.read.crash_shapes` and the job launches of
+:mod:`tracelens.read.launch_shapes` in their places). Standard library only: the scanner of large logs imports it before the rest of tracelens."""
 
 from __future__ import annotations
 
 from tracelens.read.crash_shapes import CRASH_SHAPES
+from tracelens.read.launch_shapes import LAUNCH_SHAPES
 from tracelens.read.shape import Shape
 
 __all__ = ["SHAPES", "Shape"]
@@ -430,4 +432,5 @@ SHAPES: tuple[Shape, ...] = (
             b"hipErrorOutOfMemory",
         ),
     ),
+    *LAUNCH_SHAPES,
 )
