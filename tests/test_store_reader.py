@@ -21,7 +21,8 @@ from tracelens.incidents.redact import Redactor
 from tracelens.incidents.signature import _digest
 from tracelens.incidents.similar import attach_similar, open_to_read
 from tracelens.incidents.store import MIGRATIONS, Store
-from tracelens.paths import cache_home
+from tracelens.rulebook.index import index_path
+from tracelens.rulebook.rulefile import shipped_rules_dir
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED = ROOT / "corpus" / "incidents" / "the-fp8-kv-cache-wall.log"
@@ -104,28 +105,20 @@ STORE_MODULES = {
 def warm_cache(tmp_path_factory) -> Path:
     """A cache folder of these tests' own, made warm by a first run: building the rules' index
     (what a first run does) takes checksums, and the shared cache folder may be pruned by other
-    tests writing theirs at any time. It starts as a copy of the shared one (usually warm)."""
+    tests writing theirs at any time. It starts with the shared folder's index of the shipped
+    rules (usually there), so the first run seldom has to build it."""
     cache = tmp_path_factory.mktemp("cache")
-    shared = cache_home() / "tracelens"
-    if shared.is_dir():
-        shutil.copytree(
-            shared,
-            cache / "tracelens",
-            dirs_exist_ok=True,
-            ignore_dangling_symlinks=True,
-            copy_function=_copy_if_there,
-        )
+    shipped = index_path([shipped_rules_dir()])  # in the shared cache folder
+    if shipped is not None:
+        (cache / "tracelens").mkdir()
+        try:
+            shutil.copy2(shipped, cache / "tracelens" / shipped.name)
+        except FileNotFoundError:  # not built yet, or pruned: the first run builds it
+            pass
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "TRACELENS_DB": str(cache / "none.db")}
     _python(_MODULES_OF_A_RUN, "diagnose", str(SEED), env=env)
     assert any(cache.rglob("*.*")), "the first run wrote no cache"
     return cache
-
-
-def _copy_if_there(src: str, dst: str) -> None:
-    try:
-        shutil.copy2(src, dst)
-    except FileNotFoundError:  # pruned while copied
-        pass
 
 
 @pytest.mark.parametrize(
