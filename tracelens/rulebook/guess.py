@@ -206,6 +206,8 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     word stays "unrecognized" rather than config-invalid (for the words of known failures to
     answer first). An exception that quotes another's traceback (a Ray actor's, a worker
     process's) is what that one says, when it says anything."""
+    if origin.hang is not None:
+        return origin.hang.category  # where it waited says what it waited for
     inner = _quoted(origin)
     if inner is not None and (got := guess_category(inner, framework_checks)) != "unrecognized":
         return got

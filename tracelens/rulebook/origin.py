@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
 from tracelens.parse.document import EXCEPTION_LINE, _segments, says_warning
@@ -29,6 +30,9 @@ from tracelens.regex import compile_regex, found
 from tracelens.rulebook.logged import AT_SHUTDOWN, last_words, logged_cause
 from tracelens.rulebook.progress import carried_on, vital_thread_died
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
+
+if TYPE_CHECKING:  # built by tracelens.rulebook.hang, which reads Origin from here
+    from tracelens.rulebook.hang import Hang
 
 # raised by a stop or by the teardown after another failure, never the failure itself
 _TEARDOWN = re.compile(
@@ -118,6 +122,8 @@ class Origin:
     """Last line of the traceback or of the message."""
     client: bool = False
     """A request the server refused (a validation error answered with 4xx): handled."""
+    hang: Hang | None = None
+    """For a run stopped while it hung (:mod:`tracelens.rulebook.hang`): where it waited."""
 
     def covers(self, line: int) -> bool:
         return self.start <= line <= self.end
@@ -412,11 +418,19 @@ class Failures:
     carry on from; the failure it reports is not in the log."""
     last_end: int = 0
     """Last line of the last failure (0 when nothing failed)."""
+    stop: int | None = None
+    """When nothing failed: the line where someone asked the program to stop, if anyone did."""
+    hung: Origin | None = None
+    """When nothing failed before a Ctrl-C: the wait it interrupted, if the run hung there
+    (:func:`tracelens.rulebook.hang.hung_origin`)."""
 
     @property
     def shown(self) -> Origin | None:
-        """The failure the log shows: the origin, else the line that reports one."""
-        return self.origin if self.origin is not None else self.reported
+        """The failure the log shows: the origin, else the line that reports one, else the
+        wait a Ctrl-C interrupted."""
+        if self.origin is not None:
+            return self.origin
+        return self.reported if self.reported is not None else self.hung
 
 
 def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
@@ -426,7 +440,7 @@ def find_failures(doc: Document, wrappers: Wrappers) -> Failures:
     real = [c for c in found if not c.client]
     refused = [c for c in found if c.client]
     if not real:
-        return Failures(None, False, refused, handled, _reported(doc, stop, wrappers))
+        return Failures(None, False, refused, handled, _reported(doc, stop, wrappers), stop=stop)
     last_end = max(c.end for c in real)
     # a process that printed no failure of its own, interleaved with a failure's long message
     failing = {c.stream for c in real} | {e.stream for e in doc.errors}

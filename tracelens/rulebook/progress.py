@@ -138,6 +138,15 @@ def carried_on(
     return False
 
 
+def made_progress(records: list[Record]) -> bool:
+    """Any progress line among ``records`` (an answered probe is none)."""
+    candidates = compile_regex(_PROGRESS_OR_START, multiline=True)
+    return any(
+        not _RUN_START.search(records[k].text) and not _PROBE.search(records[k].text)
+        for k in records_matching(records, _StartOrProgress, candidates)
+    )
+
+
 class _StartOrProgress:
     """A line :func:`carried_on` stops at: a run's start or a progress line."""
 

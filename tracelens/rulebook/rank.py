@@ -14,6 +14,7 @@ from tracelens.models import SEVERITY_RANK, Diagnosis, Document, Evidence, Fact,
 from tracelens.rulebook.calibration import calibrate
 from tracelens.rulebook.conditions import Context, compiled
 from tracelens.rulebook.facttest import _clean_version
+from tracelens.rulebook.hang import hung_origin
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule, not_help_text
 from tracelens.rulebook.origin import Wrappers, find_failures
@@ -135,6 +136,8 @@ def evaluate(
     calibration asks what a log gets when its own rule does not exist yet)."""
     failures = find_failures(doc, _wrappers(ruleset))
     origin = failures.origin
+    if origin is None and failures.stop is not None:
+        failures.hung = hung_origin(doc, failures.stop)
     if origin is not None:
         doc.focus = run_span(doc, origin.line)
         doc.failure_line = origin.line

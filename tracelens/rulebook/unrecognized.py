@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import urllib.parse
 from typing import TYPE_CHECKING
 
 from tracelens.models import (
@@ -27,6 +26,7 @@ from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
 from tracelens.rulebook.progress import answered_request, carried_on
+from tracelens.rulebook.tracker import search_url
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
     from tracelens.rulebook.nearest import Near
@@ -36,26 +36,6 @@ _SAY_RESEMBLES = 70.0
 """Score from which the nearest known failure is named in a note (its category is taken only
 from the higher threshold of ``tracelens.rulebook.nearest``; below this the remedies still list
 it among the nearest)."""
-
-# where to search for a failure raised in a package
-_TRACKER = {
-    "vllm": "vllm-project/vllm",
-    "sglang": "sgl-project/sglang",
-    "torch": "pytorch/pytorch",
-    "transformers": "huggingface/transformers",
-    "peft": "huggingface/peft",
-    "trl": "huggingface/trl",
-    "accelerate": "huggingface/accelerate",
-    "huggingface_hub": "huggingface/huggingface_hub",
-    "datasets": "huggingface/datasets",
-    "deepspeed": "deepspeedai/DeepSpeed",
-    "flash_attn": "Dao-AILab/flash-attention",
-    "bitsandbytes": "bitsandbytes-foundation/bitsandbytes",
-    "triton": "triton-lang/triton",
-    "ray": "ray-project/ray",
-    "flashinfer": "flashinfer-ai/flashinfer",
-    "xgrammar": "mlc-ai/xgrammar",
-}
 
 
 def explains(diag: Diagnosis, origin: Origin) -> bool:
@@ -127,28 +107,6 @@ def _short(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _search_url(origin: Origin, package: str) -> str:
-    from tracelens.parse.normalize import normalize
-
-    if origin.message.strip():
-        said = origin.message.strip().splitlines()[0]
-    elif origin.type:
-        # a bare exception (an assert without a message): where it was raised says what failed
-        frame = origin.frame
-        said = f"{frame.function or ''} {frame.source or ''}" if frame is not None else ""
-    else:
-        said = origin.text
-    words = [w for w in normalize(said).split() if not w.startswith("<")]
-    query = " ".join(words[:12])
-    if origin.type:
-        query = f"{origin.type.rsplit('.', 1)[-1]} {query}".strip()
-    repo = _TRACKER.get(package)
-    params = urllib.parse.urlencode(
-        {"q": f"{query} is:issue" + (f" repo:{repo}" if repo else ""), "type": "issues"}
-    )
-    return f"https://github.com/search?{params}"
-
-
 def raised_last(doc: Document, origin: Origin) -> ExceptionInfo | None:
     """The exception a chain that starts with ``origin`` ended in ("The above exception was the
     direct cause of the following exception": TRL's "ConnectionError: The vLLM server can't be
@@ -188,6 +146,14 @@ def unrecognized(
     root = f"No rule recognizes this failure. The failure that started it is at line {origin.line}"
     root += f"{proc}: {_short(origin.text)}{where}"
     root += "" if root.endswith((".", "!", "?")) else "."
+    if origin.hang is not None and origin.frame is not None:
+        f = origin.frame
+        headline = f"the run hung in {f.function} ({f.module}) until it was interrupted"
+        root = (
+            f"No rule recognizes this failure. The run made no progress and was interrupted at "
+            f"line {origin.line}{proc} while it still waited in {f.function} ({f.file}, line "
+            f"{f.lineno}): it hung there."
+        )
     said = ""
     if last is not None:
         said = (
@@ -236,7 +202,7 @@ def unrecognized(
             steps=[
                 "Numbers, paths and ids are left out of the query, so reports from other setups match too."
             ],
-            commands=[_search_url(origin, package)],
+            commands=[search_url(origin, package)],
         )
     )
     remedies.append(
@@ -386,6 +352,9 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
     elif origin is None and not diags and failures.refused and refused_them_all(doc):
         origin = failures.refused[0]  # a server that refuses every request fails, not its clients
+    elif origin is None and failures.hung is not None:
+        if not any(d.severity in ERROR_LEVEL for d in diags):
+            origin = failures.hung  # stopped while it hung: a failure with no error line
     if origin is None:
         for d in diags:
             refused = _refusals(d, failures)
