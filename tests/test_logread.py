@@ -147,6 +147,29 @@ ENVELOPES = [
         "INFO",
         "uvicorn.error",
     ),
+    # Ray Serve's components: the level, the time, the component and its id (a replica's
+    # request id too), "-- ", the message; older Ray the file and line with " - "
+    (
+        "(ServeController pid=2144) WARNING 2025-04-22 13:40:41,252 controller 2144 -- Deployment 'm' in application 'default' has 1 replicas that have taken more than 30s to be scheduled.",
+        "Deployment 'm' in application 'default' has 1 replicas that have taken more than 30s to be scheduled.",
+        "ServeController pid=2144",
+        "WARNING",
+        "controller",
+    ),
+    (
+        "INFO 2025-08-29 18:02:21,118 default_LLMRouter bvvqsqc0 9f1c3e7a-2b5d-4f8e-a0c6-1d3b5e7f9a2c -- POST /v1/chat/completions 200 1874.3ms",
+        "POST /v1/chat/completions 200 1874.3ms",
+        "",
+        "INFO",
+        "default_LLMRouter",
+    ),
+    (
+        "INFO 2024-11-18 01:46:34,210 default_VLLMDeployment ujj4diu5 replica.py:893 - Started initializing replica.",
+        "Started initializing replica.",
+        "",
+        "INFO",
+        "default_VLLMDeployment",
+    ),
     # LMCache's own logger: its level, the message with its "(file:line:logger)" tail
     (
         "[2025-07-21 11:31:24,622] LMCache ERROR: Failed to connect to the remote store (mooncake_connector.py:88:lmcache.v1.storage_backend)",

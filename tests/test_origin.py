@@ -821,3 +821,27 @@ def test_a_fatal_record_is_the_failure_a_crashed_childs_exit_code_reports():
     )
     origin, _ = find_origin(parse(log), Wrappers(default_rules().wrappers))
     assert origin is not None and origin.line == 2
+
+
+_SERVE_WAIT = (
+    "(ServeController pid=2144) WARNING 2025-04-22 13:4{k}:41,252 controller 2144 -- Deployment "
+    "'VLLMDeployment' in application 'default' has 1 replicas that have taken more than 30s to be "
+    "scheduled. This may be due to waiting for the cluster to auto-scale or for a runtime "
+    'environment to be installed. Resources required for each replica: {{"CPU": 1.0, "GPU": 1.0}}, '
+    'total resources available: {{"CPU": 7.0}}. Use `ray status` for more details.\n'
+)
+_SERVE_ANSWER = (
+    "(ProxyActor pid=2301) INFO 2025-04-22 13:50:0{k},118 proxy 10.0.0.3 9f1c3e7a-2b5d -- "
+    "POST /v1/chat/completions 200 1874.3ms\n"
+)
+
+
+@pytest.mark.parametrize("answered,severity", [(True, "warning"), (False, "error")])
+def test_ray_serve_warnings_the_server_carried_on_from_are_no_alarm(answered, severity):
+    # Ray Serve's header (level, time, component, id, "-- ") is peeled: the warning is one
+    log = "".join(_SERVE_WAIT.format(k=k) for k in range(3))
+    if answered:
+        log += "".join(_SERVE_ANSWER.format(k=k) for k in range(3))
+    diags = diagnose(log.encode(), default_rules(), source="serve.log").diagnoses
+    assert diags[0].rule_id == "ray/serve-replicas-pending-resources"
+    assert diags[0].severity == severity

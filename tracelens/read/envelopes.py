@@ -177,6 +177,22 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # Ray Serve's components (ServeFormatter, ray/serve/_private/logging_utils.py): the level,
+    # the time, the component and its id, a request's id and fields, then "-- ": "INFO
+    # 2025-08-29 18:01:08,611 controller 525709 -- ", a replica's request log "INFO ...
+    # default_LLMRouter bvvqsqc0 9f1c3e7a-... -- POST /v1/chat/completions 200 1874.3ms";
+    # older Ray the file and line instead: "... default_Model ujj4diu5 replica.py:893 - "
+    Envelope(
+        "ray-serve",
+        (
+            LEVEL
+            + r" (?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) (?P<src>[\w.:-]+) [\w.:/-]+ "
+            r"(?:[^\s-]\S* ){0,4}?(?:-- |[\w.-]+\.py:\d+ - )"
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # older vLLM logger, without the bracket: "ERROR 10-18 16:04:07 multiproc_worker_utils.py:229] "
     Envelope(
         "vllm-logger-old",
@@ -337,6 +353,7 @@ FIRST_CHARS = {
     "torchrun-default": "[",
     "vllm-logger": "TDINWECF",
     "vllm-logger-old": "TDINWECF",
+    "ray-serve": "TDINWECF",
     "glog": "IWEF",
     "c10-bracket": "[",
     "kserve": "0123456789",

@@ -238,7 +238,7 @@ SHAPES: tuple[Shape, ...] = (
         ),
         wrapper=True,
         triggers=(b'" 500', b" 500 "),
-        quiet_hint='" 500',  # an access log writes a server's 500 answer at INFO
+        quiet_hint=" 500",  # an access log writes a server's 500 answer at INFO
     ),
     # a server or router's 503 (no worker, engine gone), at INFO too: access logs, SGLang router
     Shape(

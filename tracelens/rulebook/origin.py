@@ -28,7 +28,7 @@ from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.logged import AT_SHUTDOWN, last_words, logged_cause
-from tracelens.rulebook.progress import carried_on, vital_thread_died
+from tracelens.rulebook.progress import SERVE_REQUEST, carried_on, vital_thread_died
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
 if TYPE_CHECKING:  # built by tracelens.rulebook.hang, which reads Origin from here
@@ -89,9 +89,9 @@ def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
     return out
 
 
-_REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b')
+_REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b|' + SERVE_REQUEST + r"4\d\d [\d.]+ms\b")
 """An access-log line of a request the server refused with 4xx."""
-_ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b')
+_ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b|' + SERVE_REQUEST + r"[23]\d\d [\d.]+ms\b")
 """An access-log line of a request the server answered."""
 _CLIENT_ERROR = re.compile(
     _REFUSED.pattern + r"|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b"

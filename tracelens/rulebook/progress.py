@@ -16,11 +16,12 @@ from tracelens.models import Document, Record
 from tracelens.parse.linesearch import records_matching
 from tracelens.regex import compile_regex
 
-_ANSWERED = (
-    r'HTTP/\d(?:\.\d)?" 2\d\d\b|'
-    # Ray Serve's request log: "... proxy 10.0.0.3 <request id> -- POST /v1/chat/completions 200 812.4ms"
-    r"-- (?:GET|POST|PUT|PATCH|DELETE) /\S* 2\d\d [\d.]+ms\b"
-)
+SERVE_REQUEST = r"(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /\S* "
+"""Ray Serve's request log up to the status: "... proxy 10.0.0.3 <request id> -- POST
+/v1/chat/completions 200 812.4ms", its header peeled by the ray-serve envelope (or not, when
+the line is wrapped otherwise)."""
+
+_ANSWERED = r'HTTP/\d(?:\.\d)?" 2\d\d\b|' + SERVE_REQUEST + r"2\d\d [\d.]+ms\b"
 """An access-log line of a request answered with success (2xx)."""
 
 _PROGRESS = re.compile(
@@ -45,7 +46,7 @@ _PROGRESS = re.compile(
 _MIN_PROGRESS = 3
 
 _PROBE = re.compile(
-    r'(?:"|-- )(?:GET|HEAD) /(?:health\w*|ping|metrics|v1/models|models|ready\w*|live\w*|'
+    r'(?:"|-- |^)(?:GET|HEAD) /(?:health\w*|ping|metrics|v1/models|models|ready\w*|live\w*|'
     r'get_model_info|get_server_info|-/\w+)(?:[/?][^ "]*)? (?:HTTP/|2\d\d )'
 )
 """An answered probe (a load balancer's or Kubernetes' health check, a metrics scrape, the
@@ -160,7 +161,7 @@ _PROGRESS_OR_START = (
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
     rb"worker continues| passed|Out of bounds values|worker group|Prompt executed in|"
-    rb", skipped=|Successfully installed|Job completed successfully|' succeeded|-- (?:GET|POST|PUT|PATCH|DELETE) /"
+    rb", skipped=|Successfully installed|Job completed successfully|' succeeded|(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
