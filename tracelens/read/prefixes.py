@@ -259,6 +259,11 @@ NCCL_DEBUG = re.compile(r"(?<![\w.:-])([\w.-]+:\d+):\d+ \[\d+\] ")
 (searched for, it is found behind a collector's prefix too)."""
 
 
+_QUOTED_KEY = re.compile(r"""['"][\w.-]+['"]: """)
+"""A quoted key and a colon: a Python dict's or JSON object's (a collector's labels are
+``key="value"``)."""
+
+
 def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Record]) -> str:
     """The text every line starts with (nine in ten lines at least, five lines or more), up to
     its last space, when it holds a letter or digit and no envelope knows it: a collector's
@@ -269,6 +274,8 @@ def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Rec
     >>> constant_prefix([(n, f"vllm-7d9f5c6b8-x2x4q vllm {n} up") for n in range(6)], peel)
     'vllm-7d9f5c6b8-x2x4q vllm '
     >>> constant_prefix([(n, f"Epoch 1 step {n} loss 0.{n}") for n in range(6)], peel)
+    ''
+    >>> constant_prefix([(n, f"{{'loss': 0.0, 'epoch': 0.{n}}}") for n in range(6)], peel)
     ''
     """
     raws = [raw for _, raw in lines if raw.strip()]
@@ -288,8 +295,8 @@ def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Rec
         or not any(ch.isalnum() for ch in words[0])
     ):
         return ""  # a name and more (a pod and its container), one name ("[host]", "algo-1")
-    if NCCL_DEBUG.match(prefix):
-        return ""
+    if NCCL_DEBUG.match(prefix) or _QUOTED_KEY.search(prefix):
+        return ""  # NCCL's own prefix; the start of a dict each line prints ("{'loss': 0.1, ...")
     if sum(raw.startswith(prefix) for raw in raws) < 0.9 * len(raws):
         return ""
     return prefix if peel(raws[0], 0).text == raws[0] else ""  # an envelope's: peeled as one
