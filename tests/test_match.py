@@ -401,3 +401,24 @@ def test_a_frame_conditions_named_groups_fill_placeholders(tmp_path):
     )
     top = diagnose(LOG, load([tmp_path])).diagnoses[0]
     assert top.rule_id == "t/oom-where" and top.title == "OOM in profile"
+
+
+def test_a_line_condition_with_a_count_holds_only_from_that_many_lines(tmp_path):
+    write_rule(
+        tmp_path,
+        "t/repeat",
+        "all:\n  - line: {text: 'grad_norm.: nan', count: 3}\n",
+        needs="",
+    )
+    rs = load([tmp_path])
+    step = "{'loss': 0.0, 'grad_norm': nan, 'learning_rate': 0.0, 'epoch': 0.%d}\n"
+    assert diagnose("".join(step % k for k in range(2)), rs).diagnoses == []
+    got = diagnose("".join(step % k for k in range(5)), rs).diagnoses
+    assert [d.rule_id for d in got] == ["t/repeat"]
+    assert [e.line for e in got[0].evidence] == [1, 2, 3]  # evidence stays three lines
+
+
+def test_a_count_below_two_is_refused(tmp_path):
+    write_rule(tmp_path, "t/once", "all:\n  - line: {text: 'x', count: 1}\n", needs="")
+    with pytest.raises(Exception, match="count"):
+        load([tmp_path])

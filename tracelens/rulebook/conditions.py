@@ -194,6 +194,7 @@ def _line_cond(body: Any) -> Cond:
     text_rx = body["text"].encode() if body.get("text") else None
     level = str(body["level"]).upper() if "level" in body else None
     stream_rx = body.get("stream")
+    least = int(body.get("count") or 1)  # lines that must match
     weight = _WEIGHTS["line"] + (0.5 if level else 0)
     belief = _BELIEF["line+level" if level else "line"]
     why = "line " + " ".join(f"{k}~{v!r}" for k, v in body.items())
@@ -213,25 +214,28 @@ def _line_cond(body: Any) -> Cond:
             return None  # no line can match
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
+        enough = max(least, _MAX_EVIDENCE_PER_CONDITION)  # lines to look for at most
         if text_rx is None:
             for rec in ctx.doc.records:
                 if ok(rec) and rec.line not in seen:
                     seen.add(rec.line)
-                    hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
-                    if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+                    if len(hit.evidence) < _MAX_EVIDENCE_PER_CONDITION:
+                        hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
+                    if len(seen) >= enough:
                         break
-            return hit if hit.evidence else None
+            return hit if len(seen) >= least else None
         for m in compile_regex(text_rx, multiline=True).finditer(ctx.btext):
             rec = ctx.record_at(_first_visible(ctx.btext, m.start(), m.end()))
             if not ok(rec) or rec.line in seen:
                 continue
             seen.add(rec.line)
-            hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
+            if len(hit.evidence) < _MAX_EVIDENCE_PER_CONDITION:
+                hit.evidence.append(Evidence(line=rec.line, text=_short(rec.text), why=why))
             for k, v in _captures(m).items():
                 hit.captures.setdefault(k, v)
-            if len(hit.evidence) >= _MAX_EVIDENCE_PER_CONDITION:
+            if len(seen) >= enough:
                 break
-        return hit if hit.evidence else None
+        return hit if len(seen) >= least else None
 
     return cond
 
@@ -283,7 +287,7 @@ def compile_condition(cond: Any) -> Cond:
         return _line_cond(
             cond.line
             if isinstance(cond.line, str)
-            else _fields(cond.line, ("text", "level", "stream"))
+            else _fields(cond.line, ("text", "level", "stream", "count"))
         )
     if isinstance(cond, FactCond):
         return _fact_cond(cond.fact)

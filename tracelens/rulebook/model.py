@@ -105,6 +105,9 @@ class LineTest:
     """The log level the line was printed at (ERROR, WARNING ...)."""
     stream: str | None = None
     """RE2 searched in the process that printed it (``EngineCore_DP0 pid=245``, ``rank3``)."""
+    count: Annotated[int, _AtLeast(2)] | None = None
+    """At least this many lines match (a message a failing run prints at every step, where
+    once is no failure)."""
 
 
 def _nonempty(test: Any, kind: str, keys: tuple[str, ...]) -> None:
@@ -150,7 +153,7 @@ class FrameCond:
 
 @model
 class LineCond:
-    """``line: REGEX`` or ``line: {text: REGEX, level: LEVEL, stream: REGEX}``"""
+    """``line: REGEX`` or ``line: {text: REGEX, level: LEVEL, stream: REGEX, count: N}``"""
 
     __pydantic_config__ = _CONFIG
     line: str | LineTest
@@ -451,4 +454,17 @@ class _MinLen:
     def __get_pydantic_core_schema__(self, source, handler):
         schema = handler(source)
         schema["min_length"] = self.n
+        return schema
+
+
+class _AtLeast:
+    """``annotated_types.Ge`` for pydantic (an integer's least value), resolved as
+    :class:`_MinLen` is."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __get_pydantic_core_schema__(self, source, handler):
+        schema = handler(source)
+        schema["ge"] = self.n
         return schema
