@@ -21,6 +21,83 @@ def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
 
 
 CASES = [
+    # a package that asks for another version of another package, or an API a version removed
+    (
+        "version-not-compatible",
+        "exception",
+        "ValueError",
+        "The version of PEFT you are using is not compatible, please use a version >= 0.18.2",
+        f"{SITE}/transformers/utils/peft_utils.py",
+        "dependency-missing",
+    ),
+    (
+        "minimum-required-version",
+        "exception",
+        "Exception",
+        "sgl-kernel is installed with version 0.3.14, which is less than the minimum required version 0.3.16",
+        f"{SITE}/sglang/srt/utils.py",
+        "dependency-missing",
+    ),
+    (
+        "removed-in-version",
+        "exception",
+        "NotImplementedError",
+        "Support for `validation_epoch_end` has been removed in v2.0.0. `M` implements this method.",
+        f"{SITE}/pytorch_lightning/trainer/configuration_validator.py",
+        "dependency-missing",
+    ),
+    # a size a kernel needs is no package's version
+    (
+        "requires-a-size",
+        "exception",
+        "AssertionError",
+        "mm_mxfp8 requires N >= 128, got N=32. out_features is too small for mm_mxfp8.",
+        f"{SITE}/vllm/model_executor/layers/quantization/utils/mxfp8_utils.py",
+        "quantization-unsupported",
+    ),
+    # one installed package calling another with the arguments of another version of it
+    (
+        "signature-between-packages",
+        "exception",
+        "TypeError",
+        "get_cpu_offload_context() takes from 0 to 4 positional arguments but 5 were given",
+        f"{SITE}/megatron/core/transformer/transformer_block.py",
+        "dependency-missing",
+    ),
+    (
+        "signature-in-own-code",
+        "exception",
+        "TypeError",
+        "build_model() takes 2 positional arguments but 3 were given",
+        "/home/user/project/train.py",
+        "unrecognized",
+    ),
+    # a checkpoint's quantization parameters the model has no place for
+    (
+        "quant-param-key",
+        "exception",
+        "KeyError",
+        "'model.layers.18.mlp.down_proj.weight_scale'",
+        f"{SITE}/sglang/srt/models/llama.py",
+        "quantization-unsupported",
+    ),
+    # training numbers that went non-finite
+    (
+        "loss-nan",
+        "exception",
+        "FloatingPointError",
+        "Loss became infinite or NaN at iteration=127!",
+        f"{SITE}/detectron2/engine/train_loop.py",
+        "tensor-mismatch",
+    ),
+    (
+        "mps-op",
+        "exception",
+        "NotImplementedError",
+        "Output channels > 65536 not supported at the MPS device.",
+        f"{SITE}/torch/nn/modules/conv.py",
+        "tensor-mismatch",
+    ),
     # two options that cannot go together, whatever words about compiling they name
     (
         "mutually-exclusive",

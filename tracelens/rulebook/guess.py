@@ -223,12 +223,18 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     file = origin.frame.file if origin.frame is not None else ""
     if "unexpected keyword argument" in head and _INSTANTIATOR.search(file.replace("\\", "/")):
         return "config-invalid"  # a config file named a key the class does not take
-    if _missing().search(head) or (
-        origin.type.endswith("FileNotFoundError")
-        and origin.frame is not None
-        and origin.frame.file.endswith("subprocess.py")
+    if (
+        _missing().search(head)
+        or (
+            origin.type.endswith("FileNotFoundError")
+            and origin.frame is not None
+            and origin.frame.file.endswith("subprocess.py")
+        )
+        or (_SIGNATURE.search(head) and _INSTALLED.search(file.replace("\\", "/")))
     ):
-        return "dependency-missing"  # a program that is not installed, when it is subprocess
+        # a program that is not installed (when it is subprocess), or one installed package
+        # calling another with the arguments of another version of it
+        return "dependency-missing"
     validation = origin.type.endswith("ValidationError")
     for rx, cat in _by_type():
         if validation and cat == "config-invalid":
@@ -262,6 +268,14 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         return "config-invalid"
     return "unrecognized"
 
+
+_SIGNATURE = re.compile(
+    r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
+    r"got multiple values for (?:keyword )?argument|missing \d+ required (?:positional|keyword-only) arguments?"
+)
+"""A call whose arguments do not fit the function's signature."""
+_INSTALLED = re.compile(r"/(?:site|dist)-packages/")
+"""An installed package's code (not the user's own)."""
 
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
@@ -396,6 +410,29 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "model-arch-unsupported",
         ),
+        # a checkpoint's quantization parameters (scales, packed weights) the model has no
+        # place for: the quantization method or its loader does not fit this model
+        (
+            re.compile(
+                r"\.\w*(?:weight_scale\w*|input_scale|qweight|qzeros|g_idx|weight_packed|"
+                r"weight_zero_point|\.scales)'"
+            ),
+            "quantization-unsupported",
+        ),
+        # the numbers of training went non-finite: the model, its data or its precision
+        (
+            re.compile(
+                r"\b(?:became|is|are) (?:infinite|inf) or NaN\b|\bfound NaN\b|\bNaN or Inf\b|"
+                r"returned nan values\b|\bnon-finite (?:loss|values?)\b",
+                re.I,
+            ),
+            "tensor-mismatch",
+        ),
+        # an operator Apple's MPS backend does not have
+        (
+            re.compile(r"\bMPS does not support\b|\bnot supported (?:at|on|for) the MPS device\b"),
+            "tensor-mismatch",
+        ),
     )
 
 
@@ -413,7 +450,11 @@ def _missing() -> re.Pattern[str]:
         r"maximum version [\d.]+ is supported|\bmodule '[\w.]+' has no attribute|"
         r"\[WinError 126\]|Error loading \S*\.dll|"
         # a program telling what to install
-        r"\bPlease (?:pip )?install\b|\bis not installed\b"
+        r"\bPlease (?:pip )?install\b|\bis not installed\b|"
+        # a version too old or too new for another package, or an API a version removed
+        r"\bversion of [\w.-]+ (?:you are using|installed) is not compatible\b|"
+        r"\bminimum (?:required|supported) version\b|\b(?:has been|was) removed in (?:v|version )?\d+\.\d|"
+        r"\brequires [A-Za-z][A-Za-z0-9.-]{2,} ?(?:>=|==|~=) ?v?\d|\b(?:use|install|upgrade to) (?:a )?version ?>="
     )
 
 
