@@ -845,3 +845,25 @@ def test_ray_serve_warnings_the_server_carried_on_from_are_no_alarm(answered, se
     diags = diagnose(log.encode(), default_rules(), source="serve.log").diagnoses
     assert diags[0].rule_id == "ray/serve-replicas-pending-resources"
     assert diags[0].severity == severity
+
+
+_RUN = (
+    "user@gpu-3:~/proj$ python train.py --config cfg.yaml\n"
+    "INFO 2025-01-01 10:00:00 loading data\n"
+    "INFO 2025-01-01 10:00:09 step 0\n"
+    "user@gpu-3:~/proj$ echo $?\n"
+)
+
+
+@pytest.mark.parametrize(
+    "status,category",
+    [("137", "host-oom"), ("1", "unrecognized"), ("0", None), ("130", None)],
+)
+def test_the_exit_status_a_user_echoed_is_read(status, category):
+    diags = diagnose((_RUN + status + "\n").encode(), default_rules(), source="run.log").diagnoses
+    alarms = [d for d in diags if d.severity in ("error", "fatal")]
+    if category is None:
+        assert alarms == []
+    else:
+        assert alarms and alarms[0].category == category
+        assert any(e.line == 5 for e in alarms[0].evidence)

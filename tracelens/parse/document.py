@@ -27,7 +27,7 @@ from tracelens.models import (
 )
 from tracelens.parse.fold import fold
 from tracelens.parse.lexer import EXCEPTION_LINE, NEW_OUTPUT
-from tracelens.parse.marks import PROMPT
+from tracelens.parse.marks import PROMPT, exit_status
 from tracelens.parse.pybindtb import STUB, stub_traceback
 from tracelens.parse.traceback import parse_records
 from tracelens.read.failures import SHAPES, failure_kind
@@ -256,6 +256,12 @@ def _error_lines(
             continue
         if (text[0] in "$(P" or "@" in text[:64]) and PROMPT.match(text):
             continue  # a command the user typed, whatever its words
+        if k and text[0].isdigit() and (status := exit_status(records[k - 1].text, text)):
+            # the exit status of the command before, printed for the user's "echo $?"
+            yield ErrorLine(
+                line=rec.line, text=f"exit status {text.strip()}", stream=rec.stream, kind=status
+            )
+            continue
         if rec.level in _QUIET_LEVELS:
             # a few failures are logged at INFO (an access log's 500 answer, Triton's stub)
             if (

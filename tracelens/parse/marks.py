@@ -27,3 +27,25 @@ PROMPT = re.compile(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[
 """A shell prompt with the command typed after it: "$ kubectl logs ...", "user@host:~/run$ cat
 out.log", "(venv) user@host:/srv# python serve.py", PowerShell's "PS C:\\work> python ...". What
 the user typed, never what failed, whatever words it holds (``$ grep OutOfMemoryError *.log``)."""
+
+_ASKED_STATUS = re.compile(r"\becho (?:\$\?|\$status|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
+"""A command that prints the exit status of the one before it (bash, fish, cmd, PowerShell)."""
+_SIGNALS = {137: "killed", 132: "crash", 134: "crash", 135: "crash", 136: "crash", 139: "crash"}
+"""Statuses of a process a signal ended: SIGKILL (the OOM killer's), SIGILL, SIGABRT, SIGBUS,
+SIGFPE, SIGSEGV (130 and 143, SIGINT and SIGTERM, are someone asking it to stop)."""
+
+
+def exit_status(asked: str, said: str) -> str | None:
+    """The failure kind of a status a shell printed (``said``) for ``echo $?`` (``asked``: the
+    line above it), or None when it is no failure.
+
+    >>> exit_status("$ echo $?", "137"), exit_status("$ echo $?", "1"), exit_status("$ ls", "1")
+    ('killed', 'died', None)
+    """
+    said = said.strip()
+    if not said.isdigit() or not PROMPT.match(asked) or not _ASKED_STATUS.search(asked):
+        return None
+    code = int(said)
+    if code in _SIGNALS:
+        return _SIGNALS[code]
+    return "died" if code and code not in (130, 143) else None
