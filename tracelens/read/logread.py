@@ -142,6 +142,8 @@ def split_lines(
     [(1, 'a'), (2, 'b'), (2, 'c'), (3, 'd')]
     >>> list(split_lines("a\\rb\\rc\\r"))
     [(1, 'a'), (2, 'b'), (3, 'c')]
+    >>> list(split_lines("x\\n^C^CTraceback (most recent call last):\\n^C\\n^CCUDA error"))
+    [(1, 'x'), (2, '^C^C'), (2, 'Traceback (most recent call last):'), (3, '^C'), (4, '^C'), (4, 'CUDA error')]
     """
     sep = end or line_end(text)
     lines = text.split(sep)
@@ -151,8 +153,16 @@ def split_lines(
         for i, raw in enumerate(lines):
             yield first_line + i, raw
         return
+    interrupted = "^C" in text
     for i, raw in enumerate(lines):
         n = first_line + i
+        if interrupted and raw.startswith("^C"):
+            k = 2
+            while raw.startswith("^C", k):
+                k += 2
+            if k < len(raw):  # the terminal's echo of a Ctrl-C, glued to the next line printed
+                yield n, raw[:k]
+                raw = raw[k:]
         if "\r" in raw:
             if raw.endswith("\r"):
                 raw = raw[:-1]
