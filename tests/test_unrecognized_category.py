@@ -851,3 +851,16 @@ def test_symptom_rules_examples_are_not_known_failures():
     assert secondary  # the shipped rules have symptom rules with examples
     indexed = {e.rule_id for e in index(rules)}
     assert indexed and not indexed & secondary
+
+
+def test_the_nearest_lends_its_category_only_when_no_other_category_is_as_close():
+    from tracelens.rulebook.nearest import Near
+    from tracelens.rulebook.unrecognized import choose_category
+
+    killed = _origin("killed", "", "failed (exitcode: -9) local_rank: 0 (pid: 1) of binary: /x")
+    split = [Near("a/x", "gpu-kernel-fault", 100.0), Near("b/y", "nccl-error", 100.0)]
+    assert choose_category(killed, split, 85.0)[0] == "host-oom"  # the guess: a kill
+    agreed = [Near("a/x", "gpu-kernel-fault", 100.0), Near("b/y", "gpu-kernel-fault", 90.0)]
+    assert choose_category(killed, agreed, 85.0)[0] == "gpu-kernel-fault"
+    below = [Near("a/x", "gpu-kernel-fault", 95.0), Near("b/y", "nccl-error", 60.0)]
+    assert choose_category(killed, below, 85.0)[0] == "gpu-kernel-fault"
