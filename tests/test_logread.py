@@ -170,6 +170,29 @@ ENVELOPES = [
         "INFO",
         "default_VLLMDeployment",
     ),
+    # TensorFlow's C++ logging (also XLA's and, in brackets, Horovod's)
+    (
+        "2023-06-26 07:22:58.476822: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'",
+        "Could not load dynamic library 'libcudart.so.11.0'",
+        "",
+        "WARNING",
+        "tensorflow/stream_executor/platform/default/dso_loader.cc:64",
+    ),
+    # Open MPI's tag, then Horovod's stall report listing a rank: no Slurm task label
+    (
+        "[0]<stderr>:[2023-06-26 07:22:58.476822: W /tmp/h/horovod/common/stall_inspector.cc:107] One or more tensors were submitted",
+        "One or more tensors were submitted",
+        "0",
+        "WARNING",
+        "/tmp/h/horovod/common/stall_inspector.cc:107",
+    ),
+    (
+        "[0]<stderr>:1: [broadcast.conv.bias, broadcast.conv.weight ...]",
+        "1: [broadcast.conv.bias, broadcast.conv.weight ...]",
+        "0",
+        None,
+        None,
+    ),
     # LMCache's own logger: its level, the message with its "(file:line:logger)" tail
     (
         "[2025-07-21 11:31:24,622] LMCache ERROR: Failed to connect to the remote store (mooncake_connector.py:88:lmcache.v1.storage_backend)",

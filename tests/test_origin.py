@@ -867,3 +867,18 @@ def test_the_exit_status_a_user_echoed_is_read(status, category):
     else:
         assert alarms and alarms[0].category == category
         assert any(e.line == 5 for e in alarms[0].evidence)
+
+
+def test_tensorflows_plugin_registration_noise_is_no_error_line_but_xlas_errors_are():
+    noise = (
+        "2025-07-31 08:14:52.331870: E external/local_xla/xla/stream_executor/cuda/cuda_fft.cc:477] "
+        "Unable to register cuFFT factory: Attempting to register factory for plugin cuFFT when one "
+        "has already been registered\n"
+    )
+    assert parse(noise.encode()).errors == []
+    failed = (
+        "2024-09-12 08:33:41.017266: E torch_xla/csrc/runtime/pjrt_computation_client.cc:821] "
+        "Execution of replica 0 failed: RESOURCE_EXHAUSTED: Error allocating device buffer\n"
+    )
+    (err,) = parse((noise + failed).encode()).errors
+    assert (err.line, err.level) == (2, "ERROR")

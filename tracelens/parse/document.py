@@ -109,6 +109,14 @@ its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries 
 failure line."""
 
 
+_STARTUP_NOISE = re.compile(
+    r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for plugin "
+    r"\w+ when one has already been registered|computation placer already registered"
+)
+"""What TensorFlow and XLA log at error level on every start where another library (JAX,
+torch_xla, TensorFlow itself imported twice) registered the same CUDA plugin first: no failure."""
+
+
 def warning_record(rec: Record) -> bool:
     """A record a program printed as no more than a warning: logged at warning level or below
     (an INFO stats line), a line of Python's warnings module, or a line without a level that
@@ -280,8 +288,8 @@ def _error_lines(
             kind = "level"
         else:
             continue
-        if _PY_WARNING.match(text.lstrip()):
-            continue  # a warning, whatever its words
+        if _PY_WARNING.match(text.lstrip()) or (kind == "level" and _STARTUP_NOISE.match(text)):
+            continue  # a warning, whatever its words; a library's error-level start-up noise
         if kind == "exception":
             more = _continuation(records, k)
         elif text.rstrip().endswith(":"):  # the message on the next line (a Rust panic)

@@ -113,6 +113,8 @@ class Combined(dict[str, "_Combined | None"]):
                 m, (env, s_key, l_key, t_key, src_key) = found
             if level is not None and env.name in LAUNCHER_LABELS:
                 break  # a launcher's label comes before a program's logger header, never after
+            if env.name == "srun-label" and "mpirun" in used:
+                break  # Open MPI's rank tag, then the program's own "0: [...]" (Horovod's ranks)
             used[env.name] = used.get(env.name, 0) + 1
             if s_key and (stream := m.group(s_key)):
                 streams.append(stream)

@@ -301,6 +301,19 @@ ENVELOPES: tuple[Envelope, ...] = (
         level_group="level",
         time_group="t",
     ),
+    # TensorFlow's C++ logging (tsl), also XLA's (torch_xla, JAX) and Horovod's, which puts it in
+    # brackets: "2023-06-26 07:22:58.476822: W tensorflow/.../dso_loader.cc:64] ",
+    # "[2023-06-26 07:22:58.476822: W /tmp/.../horovod/common/stall_inspector.cc:107] "
+    Envelope(
+        "tsl-logger",
+        (
+            r"\[?(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{6}): (?P<level>[IWEF]) "
+            r"(?P<src>[\w./-]+:\d+)\] ?"
+        ),
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # Generic "2025-01-20 13:03:50,123 INFO ..." / "[2025-01-20 13:03:50] ERROR ..."; the time
     # alone (a logging datefmt of "%H:%M:%S", kohya_ss's "17:22:50-122539 ERROR    "), or after a
     # day/month/year date (rich's RichHandler: "[12/01/24 17:22:50] ERROR    ")
@@ -368,5 +381,6 @@ FIRST_CHARS = {
     "pytest-e": "E",
     "aiter-history": "-",
     "timestamp-level": "[0123456789",
+    "tsl-logger": "0123456789[",
     "timestamp-level-lower": "0123456789",
 }
