@@ -193,6 +193,21 @@ ENVELOPES = [
         None,
         None,
     ),
+    # Rust's tracing (TGI, TEI, routers): the level, the spans, the crate's path, the source file
+    (
+        "2024-06-03T14:02:42.548213Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 7 rank=1",
+        "Shard process was signaled to shutdown with signal 7 rank=1",
+        "",
+        "ERROR",
+        "text_generation_launcher",
+    ),
+    (
+        "2025-04-29T08:58:35.641578Z  WARN text_generation_router_v3::backend: backends/v3/src/backend.rs:39: Model supports prefill chunking.",
+        "Model supports prefill chunking.",
+        "",
+        "WARNING",
+        "text_generation_router_v3::backend",
+    ),
     # LMCache's own logger: its level, the message with its "(file:line:logger)" tail
     (
         "[2025-07-21 11:31:24,622] LMCache ERROR: Failed to connect to the remote store (mooncake_connector.py:88:lmcache.v1.storage_backend)",
@@ -585,6 +600,16 @@ HOST_LABELS = [
             "srun: error: gpu-node13: tasks 9-15: Terminated",
             "Job 51877 finished: FAILED",
         ],
+    ),
+    (  # docker pull's image layers are no hosts
+        [
+            "3f4ca61aafcd: Pulling fs layer",
+            "3f4ca61aafcd: Pull complete",
+            "9c2b1e0d7a6f: Pulling fs layer",
+            "9c2b1e0d7a6f: Pull complete",
+        ],
+        [""] * 4,
+        None,
     ),
     (  # Keras's progress (steps of an epoch) is no role
         ["Epoch 1/2", "10/10 [==============================] - 2s 150ms/step - loss: 0.5"] * 2,

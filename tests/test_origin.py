@@ -882,3 +882,16 @@ def test_tensorflows_plugin_registration_noise_is_no_error_line_but_xlas_errors_
     )
     (err,) = parse((noise + failed).encode()).errors
     assert (err.line, err.level) == (2, "ERROR")
+
+
+def test_an_error_logged_right_before_the_program_shut_itself_down_is_its_failure():
+    log = (
+        "2024-03-07T13:21:05.275160Z  INFO shard-manager: text_generation_launcher: Waiting for shard to be ready... rank=1\n"
+        "2024-03-07T13:21:09.664159Z ERROR shard-manager: text_generation_launcher: Shard process was signaled to shutdown with signal 7 rank=1\n"
+        "2024-03-07T13:21:09.758412Z ERROR text_generation_launcher: Shard 1 failed to start\n"
+        "2024-03-07T13:21:09.758440Z  INFO text_generation_launcher: Shutting down shards\n"
+        + "2024-03-07T13:21:09.802913Z  INFO shard-manager: text_generation_launcher: Terminating shard rank=0\n"
+        * 5
+    )
+    failures = find_failures(parse(log.encode()), Wrappers(default_rules().wrappers))
+    assert failures.reported is not None and failures.reported.line == 2

@@ -293,6 +293,20 @@ ENVELOPES: tuple[Envelope, ...] = (
     ),
     # uvicorn: "INFO:     127.0.0.1:51234 - ...", "ERROR:    Exception in ASGI application"
     Envelope("uvicorn", LEVEL + r":\s+", level_group="level"),
+    # Rust's tracing (TGI's launcher and router, TEI, SGLang's router, Dynamo), after its time:
+    # " INFO shard-manager: text_generation_launcher: ", " WARN text_generation_router_v3::backend:
+    # backends/v3/src/backend.rs:39: " (its spans, the crate's module path, the source file; a
+    # span with fields, "http_request{... status_code=503}: ", stays: its fields say what failed)
+    Envelope(
+        "rust-tracing",
+        (
+            r"\s*(?P<level>TRACE|DEBUG|INFO|WARN|ERROR)\s+(?:[\w-]+: )*"
+            r"(?P<src>[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:::\w+)*|[a-z]\w*(?:::\w+)+): "
+            r"(?:[\w./-]+\.rs:\d+: )?"
+        ),
+        level_group="level",
+        source_group="src",
+    ),
     # logfmt (Go's logrus: containerd, the NVIDIA container toolkit, dcgm-exporter, Docker):
     # 'time="2025-01-09T00:28:10Z" level=error msg="..."', the message keeps its quotes
     Envelope(
@@ -382,5 +396,6 @@ FIRST_CHARS = {
     "aiter-history": "-",
     "timestamp-level": "[0123456789",
     "tsl-logger": "0123456789[",
+    "rust-tracing": " TDIWE",
     "timestamp-level-lower": "0123456789",
 }

@@ -164,10 +164,11 @@ _LABEL = re.compile(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
 _NOT_A_HOST = re.compile(
     r"(?i:error|exception|warning|warn|exit|interrupt|iteration|fault|failed)$"
     r"|^(?:python[\d.]*|pip\d*|collect2|nvcc|ld|gcc[\w.-]*|g\+\+|clang[\w.-]*|cc1\w*)$"
-    r"|\.[A-Z][^.]*$"
+    r"|\.[A-Z][^.]*$|^[0-9a-f]{12}$"
 )
 """Names that are not hosts: exception classes (``torch._dynamo.exc.Unsupported``: a dotted
-name whose last part is capitalized), tools that print their name first."""
+name whose last part is capitalized), tools that print their name first, a container image
+layer's id (``docker pull``'s "3f4ca61aafcd: Pull complete")."""
 
 
 _ROLE = re.compile(r"^([A-Za-z][\w.-]{0,62}/\d{1,4}) (?=\S)", re.M)

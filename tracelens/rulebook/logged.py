@@ -48,15 +48,16 @@ exited (kohya_ss's "ERROR    Could not load torch: ..."): the last of the log, o
 output in a pasted terminal session (the lines before the next prompt)."""
 
 
-def _among_last(records: list[Record], line: int) -> bool:
+def _among_last(records: list[Record], line: int, until: int | None = None) -> bool:
     """Whether the record of ``line`` is among the last :data:`_LAST_WORDS` non-blank records
-    of the log or of the pasted command's output it is part of."""
+    of the log or of the pasted command's output it is part of, or of those before line
+    ``until`` (where the program began to shut down)."""
     k = bisect_left(records, line, key=lambda r: r.line)
     after, last = 0, line
     for rec in records[k + 1 :]:
         if rec.line == last:  # a line's other segments
             continue
-        if PROMPT.match(rec.text):
+        if PROMPT.match(rec.text) or (until is not None and rec.line >= until):
             return True
         if rec.text.strip():
             after, last = after + 1, rec.line
@@ -72,13 +73,15 @@ def last_words(doc: Document, stop: int | None, reports: Callable[[str], bool]) 
     (:data:`AT_SHUTDOWN`), one that only reports a failure (``reports``: a worker that died, an
     engine that failed to start: what symptom rules stand for; a worker stopped with SIGTERM at
     the end of a run) or one the program made any progress after (a request answered, a step
-    logged, an install that went through)."""
+    logged, an install that went through). With a stop, the last records before it count: a
+    program that logs an error and then shuts itself down ("Shard 1 failed to start", "Shutting
+    down shards") said why."""
     for e in doc.errors:
         if (
             e.kind == "level"
             and (e.level or "") in ERROR_LEVELS
             and not (stop and e.line >= stop)
-            and _among_last(doc.records, e.line)
+            and _among_last(doc.records, e.line, stop)
             and not AT_SHUTDOWN.search(e.text)
             and not reports(e.text)
             and not carried_on(doc.records, e.line, least=1)
