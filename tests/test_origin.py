@@ -895,3 +895,16 @@ def test_an_error_logged_right_before_the_program_shut_itself_down_is_its_failur
     )
     failures = find_failures(parse(log.encode()), Wrappers(default_rules().wrappers))
     assert failures.reported is not None and failures.reported.line == 2
+
+
+def test_a_failure_the_run_finished_after_is_a_warning():
+    from pathlib import Path
+
+    log = next(Path(__file__).parent.parent.glob("corpus/healthy/heldout-r326-01-*.log"))
+    diags = diagnose(log.read_bytes(), default_rules(), source=str(log)).diagnoses
+    first = diags[0]
+    assert first.rule_id == "nccl/ib-completion-error" and first.severity == "warning"
+    assert first.notes[0].startswith("The run finished after this (line 120)")
+    # without the finished line (a crash that ended the run there) it stays an error
+    cut = b"\n".join(log.read_bytes().splitlines()[:110]) + b"\n"
+    assert diagnose(cut, default_rules(), source="cut.log").diagnoses[0].severity == "fatal"

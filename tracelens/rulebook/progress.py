@@ -181,6 +181,15 @@ def _lines(doc: Document, rx: re.Pattern[str]) -> list[int]:
     return sorted({doc.records[k].line for k in found})
 
 
+def finished_after(doc: Document, line: int) -> int | None:
+    """The line of a finished run's line (:data:`_ALL_PASSED`: every test passed, torchelastic's
+    worker group that finished after a restart, a job that succeeded) after ``line``, in the
+    same run; None when there is none."""
+    span = run_span(doc, line)
+    end = span[1] if span is not None else doc.line_count + 1
+    return next((n for n in _lines(doc, _ALL_PASSED) if line < n <= end), None)
+
+
 def run_span(doc: Document, line: int) -> tuple[int, int] | None:
     """The lines of the run (one start of a server or a job) that holds ``line``, when the
     log holds several starts (restarts, appended logs); None when it holds one."""

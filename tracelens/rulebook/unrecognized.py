@@ -25,7 +25,7 @@ from tracelens.parse.document import warning_record
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
-from tracelens.rulebook.progress import answered_request, carried_on
+from tracelens.rulebook.progress import answered_request, carried_on, finished_after
 from tracelens.rulebook.tracker import search_url
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
@@ -330,6 +330,12 @@ def _warned_and_carried_on(doc: Document, d: Diagnosis) -> bool:
     )
 
 
+def _finished(doc: Document, d: Diagnosis) -> int | None:
+    """The line where the run finished after ``d``'s last evidence (a restarted worker group
+    that then succeeded), or None."""
+    return finished_after(doc, max(e.line for e in d.evidence)) if d.evidence else None
+
+
 def _only_in(d: Diagnosis, spans: list[tuple[int, int]]) -> bool:
     """Every evidence line of ``d`` lies inside one of the (first, last line) spans."""
     return bool(d.evidence and spans) and all(
@@ -377,6 +383,12 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                 d.notes.insert(
                     0,
                     f"The program logged this traceback as a warning (line {d.evidence[0].line}) and nothing failed after it: it was caught and handled, not fatal.",
+                )
+            elif d.severity in ERROR_LEVEL and not d.degrades and (done := _finished(doc, d)):
+                d.severity = "warning"
+                d.notes.insert(
+                    0,
+                    f"The run finished after this (line {done}), with nothing failed that it did not recover from: it did not end the run.",
                 )
             elif d.severity in ERROR_LEVEL and not d.degrades and _warned_and_carried_on(doc, d):
                 d.severity = "warning"
