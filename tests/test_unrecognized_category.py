@@ -81,6 +81,15 @@ CASES = [
         f"{SITE}/sglang/srt/models/llama.py",
         "quantization-unsupported",
     ),
+    # a bus error: shared memory that ran out under a mapping
+    (
+        "sigbus",
+        "level",
+        "",
+        "Shard process was signaled to shutdown with signal 7 rank=1",
+        "",
+        "shm-insufficient",
+    ),
     # training numbers that went non-finite
     (
         "loss-nan",

@@ -410,6 +410,11 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "model-arch-unsupported",
         ),
+        # a bus error: in a container, shared memory (/dev/shm) that ran out under a mapping
+        (
+            re.compile(r"\bSIGBUS\b|\bBus error\b|\bsignal 7\b|\bsignal: 7\b", re.I),
+            "shm-insufficient",
+        ),
         # a checkpoint's quantization parameters (scales, packed weights) the model has no
         # place for: the quantization method or its loader does not fit this model
         (
