@@ -444,27 +444,24 @@ def validate_rule(data: dict) -> Rule:
     return rule
 
 
-class _MinLen:
-    """``annotated_types.MinLen`` for pydantic, resolved when a rule file is validated (the
-    annotation is a string until then)."""
+class _Bound:
+    """A bound of pydantic's core schema (``annotated_types.MinLen`` or ``Ge``), resolved when a
+    rule file is validated (the annotation is a string until then)."""
 
-    def __init__(self, n: int):
-        self.n = n
-
-    def __get_pydantic_core_schema__(self, source, handler):
-        schema = handler(source)
-        schema["min_length"] = self.n
-        return schema
-
-
-class _AtLeast:
-    """``annotated_types.Ge`` for pydantic (an integer's least value), resolved as
-    :class:`_MinLen` is."""
-
-    def __init__(self, n: int):
-        self.n = n
+    def __init__(self, key: str, n: int):
+        self.key, self.n = key, n
 
     def __get_pydantic_core_schema__(self, source, handler):
         schema = handler(source)
-        schema["ge"] = self.n
+        schema[self.key] = self.n
         return schema
+
+
+def _MinLen(n: int) -> _Bound:  # noqa: N802  (read as annotated_types' MinLen)
+    """At least ``n`` items."""
+    return _Bound("min_length", n)
+
+
+def _AtLeast(n: int) -> _Bound:  # noqa: N802
+    """An integer of ``n`` or more."""
+    return _Bound("ge", n)
