@@ -81,6 +81,24 @@ CASES = [
         f"{SITE}/sglang/srt/models/llama.py",
         "quantization-unsupported",
     ),
+    # a device the driver lost, a deadline the job was given, a kill for host memory
+    (
+        "device-lost",
+        "exception",
+        "RuntimeError",
+        "Native API failed. Native API returns: 20 (UR_RESULT_ERROR_DEVICE_LOST)",
+        f"{SITE}/torch/xpu/memory.py",
+        "gpu-kernel-fault",
+    ),
+    ("deadline", "level", "", "FailureTarget True DeadlineExceeded", "", "config-invalid"),
+    (
+        "killed-out-of-memory",
+        "level",
+        "",
+        "Job 42 was killed before it finished (likely due to running out of memory)",
+        "",
+        "host-oom",
+    ),
     # a bus error: shared memory that ran out under a mapping
     (
         "sigbus",

@@ -351,9 +351,25 @@ def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"CUDNN_STATUS_EXECUTION_FAILED|CUBLAS_STATUS_EXECUTION_FAILED|"
-                r"an illegal memory access was encountered|cudaErrorIllegalAddress|\berr 700\b"
+                r"an illegal memory access was encountered|cudaErrorIllegalAddress|\berr 700\b|"
+                # a device the driver lost (a hang, a reset): Level Zero's, HIP's words
+                r"DEVICE_LOST\b|\bdevice (?:was )?lost\b"
             ),
             "gpu-kernel-fault",
+        ),
+        # a deadline the job was given ran out (Kubernetes' activeDeadlineSeconds, Slurm's
+        # --time): the limit set for it, not a collective that timed out
+        (
+            re.compile(
+                r"\bDeadlineExceeded\b|\bactive (?:on the node )?longer than (?:the )?specified "
+                r"deadline\b|\bDUE TO TIME LIMIT\b"
+            ),
+            "config-invalid",
+        ),
+        # a process killed for the host's memory (a scheduler saying so)
+        (
+            re.compile(r"\bkilled\b[^\n]{0,80}\bout of (?:host |system )?memory\b", re.I),
+            "host-oom",
         ),
         # a device index or a scheduler request that does not fit what the machine has
         (
