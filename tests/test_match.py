@@ -422,3 +422,11 @@ def test_a_count_below_two_is_refused(tmp_path):
     write_rule(tmp_path, "t/once", "all:\n  - line: {text: 'x', count: 1}\n", needs="")
     with pytest.raises(Exception, match="count"):
         load([tmp_path])
+
+
+def test_of_two_rules_that_say_as_much_the_one_whose_evidence_comes_first_ranks_first(tmp_path):
+    write_rule(tmp_path, "t/zz", "all:\n  - line: 'alpha fails'\n", needs="")
+    write_rule(tmp_path, "t/aa", "all:\n  - line: 'beta fails'\n", needs="")
+    rs = load([tmp_path])
+    got = diagnose("x alpha fails\ny beta fails\n", rs).diagnoses
+    assert [d.rule_id for d in got] == ["t/zz", "t/aa"]  # not by name

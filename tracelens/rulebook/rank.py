@@ -188,7 +188,7 @@ def evaluate(
                 score=score,
             )
         )
-    out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], d.rule_id))
+    out.sort(key=lambda d: (-d.score, -SEVERITY_RANK[d.severity], _first_line(d), d.rule_id))
     out = _drop_restatements(out)
     out = settle(doc, out, failures, lambda o: _nearest(o, ruleset, exclude))
     # a rule that explains the only failure the log shows (a container runtime's error
@@ -262,3 +262,9 @@ def _drop_restatements(diags: list[Diagnosis]) -> list[Diagnosis]:
             continue
         kept.append(d)
     return kept
+
+
+def _first_line(d: Diagnosis) -> int:
+    """Where a diagnosis's evidence starts: of two rules that say as much, the one whose
+    evidence comes first is nearer the failure that started it all."""
+    return min((e.line for e in d.evidence), default=0)
