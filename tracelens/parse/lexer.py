@@ -40,7 +40,7 @@ _DEDENTED_CARET = re.compile(r"[~^]*\^[~^]*\s*$")
 NEW_OUTPUT = re.compile(
     r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> |```|</?details>|(?:\(\S+\) )?PS [A-Za-z]:\\|"
-    r"\S+\.py:\d+: \w*Warning: |\++ (?:exit|echo|set|wait|sleep) |"  # and bash's set -x trace
+    r"\S+\.py:\d+: \w*Warning: |\++ (?:(?:exit|echo|set|wait|sleep) |\w+=)|"  # bash's set -x trace
     # a progress bar (tqdm: "Processed prompts:   0%|    | 0/200 [00:00<?, ?it/s]", vLLM's
     # "Loading safetensors checkpoint shards:  50% Completed | 1/2 [...]")
     r".{0,120}?\b\d{1,3}%(?:\|[^|]*\|| Completed \|) *[\d.]+[kMG]?(?:/|it)|"
