@@ -99,6 +99,15 @@ CASES = [
         "",
         "host-oom",
     ),
+    # a thread the process could not start
+    (
+        "threads",
+        "threads",
+        "",
+        "libgomp: Thread creation failed: Resource temporarily unavailable",
+        "",
+        "host-oom",
+    ),
     # a bus error: shared memory that ran out under a mapping
     (
         "sigbus",

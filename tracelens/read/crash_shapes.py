@@ -82,4 +82,17 @@ CRASH_SHAPES: tuple[Shape, ...] = (
             b"stack smashing",
         ),
     ),
+    # a thread the process could not start: the process or thread limit (a container's pids
+    # limit, ulimit -u), or no memory for its stack (OpenBLAS, libgomp, Python's threading)
+    Shape(
+        "threads",
+        r"\bpthread_create failed\b|\bThread creation failed\b|\bcan't start new thread\b|"
+        r"\bpthread_create\(\) failed\b",
+        (
+            "OpenBLAS blas_thread_init: pthread_create failed for thread 61 of 96: Resource temporarily unavailable",
+            "libgomp: Thread creation failed: Resource temporarily unavailable",
+            "RuntimeError: can't start new thread",
+        ),
+        triggers=(b"pthread_create", b"Thread creation failed", b"can't start new thread"),
+    ),
 )

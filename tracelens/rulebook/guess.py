@@ -30,6 +30,7 @@ _BY_KIND = {
     "pip": "dependency-missing",
     "timeout": "nccl-error",
     "evicted": "host-oom",  # a node out of memory (out of disk is said by the words first)
+    "threads": "host-oom",  # no thread could start: the host's process or memory limits
 }
 
 
