@@ -1,6 +1,7 @@
 """Failure lines of a native crash: a signal (segmentation fault, bus error, abort, illegal
 instruction), C++'s terminate, glibc's heap checks, a Rust panic, an Apple framework's failed
-assertion, LLVM's fatal error (Triton's compiler), and the shell or launcher reporting one.
+assertion, LLVM's fatal error (Triton's compiler), and the shell or launcher reporting one;
+and a thread the process could not start.
 Standard library only, like :mod:`tracelens.read.shapes`."""
 
 from __future__ import annotations
