@@ -99,6 +99,15 @@ CASES = [
         "",
         "host-oom",
     ),
+    # a shell's report of a signal: the command it quotes says nothing of the failure
+    (
+        "shell-job-command",
+        "crash",
+        "",
+        "/bin/bash: line 1:  4821 Aborted                 (core dumped) python launch.py --xformers",
+        "",
+        "unrecognized",
+    ),
     # a thread the process could not start
     (
         "threads",

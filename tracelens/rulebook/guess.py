@@ -214,6 +214,8 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         return got
     head = origin.message if origin.type else origin.text
     head = _where().sub("", head[:600], count=1)[:300]
+    if origin.kind == "crash":  # a shell's report of the signal: the command after it is no word
+        head = _SHELL_JOB.sub(r"\1", head, count=1)
     if origin.kind == "evicted" and "probe" in head:
         return "config-invalid"  # a probe that gave up on a container still starting
     for rx, cat in _say_it():
@@ -277,6 +279,13 @@ _SIGNATURE = re.compile(
 """A call whose arguments do not fit the function's signature."""
 _INSTALLED = re.compile(r"/(?:site|dist)-packages/")
 """An installed package's code (not the user's own)."""
+
+_SHELL_JOB = re.compile(
+    r"(\(core dumped\)|\b(?:abort|segmentation fault|bus error|illegal hardware instruction))"
+    r"\s+\S.*$"
+)
+"""A shell's report of a job a signal ended, up to the command it quotes ("... 4821 Aborted
+(core dumped) python launch.py --xformers", "zsh: abort      python run.py")."""
 
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
