@@ -11,6 +11,7 @@ from functools import cache
 
 from tracelens.parse.lexer import EXCEPTION_LINE
 from tracelens.rulebook.origin import Origin
+from tracelens.rulebook.sayings import say_it
 
 # What an unrecognized failure most likely is, by its kind or exception type, when no known
 # failure is near enough.
@@ -218,7 +219,7 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         head = _SHELL_JOB.sub(r"\1", head, count=1)
     if origin.kind == "evicted" and "probe" in head:
         return "config-invalid"  # a probe that gave up on a container still starting
-    for rx, cat in _say_it():
+    for rx, cat in say_it():
         if rx.search(head):
             return cat
     if origin.kind in _BY_KIND:
@@ -301,170 +302,6 @@ _FRAMEWORK = re.compile(
     r"/(?:vllm|sglang|transformers|trl|accelerate|deepspeed|lightning|lightning_fabric|"
     r"pytorch_lightning|megatron|peft|lmcache|verl|torchtune)/"
 )
-
-
-@cache
-def _say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
-    """Messages that name their failure whatever raised them (checked first), compiled on
-    first use."""
-    return (
-        (
-            re.compile(
-                r"Address already in use|EADDRINUSE|\[Errno 98\]|used by a process already", re.I
-            ),
-            "port-in-use",
-        ),
-        # two options the user gave that cannot go together, whatever they are about
-        (
-            re.compile(
-                r"\bare mutually exclusive\b|\bcannot be (?:used|set|specified|enabled) together\b|"
-                r"\bcannot both be (?:set|specified|enabled)\b"
-            ),
-            "config-invalid",
-        ),
-        (
-            re.compile(
-                r"No space left on device|Disk quota exceeded|Stale file handle|disk is full|"
-                r"OutOfDisk|\[Errno (?:28|116|122)\]|ephemeral local storage|low on resource: (?:ephemeral-storage|nodefs)",
-                re.I,
-            ),
-            "disk-or-file-corrupt",
-        ),
-        (
-            re.compile(
-                r"CUDA (?:error: )?out of memory|OutOfMemoryError|"
-                # XLA on TPU: the device's HBM, not the host's memory
-                r"Error allocating device buffer|\bRESOURCE_EXHAUSTED\b",
-                re.I,
-            ),
-            "gpu-oom",
-        ),
-        (
-            re.compile(
-                r"torch\.cuda\.is_available\(\) is False|No (?:CUDA|HIP|XPU|NPU) GPUs are available|"
-                r"TPU initialization failed|"
-                r"no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|"
-                r"CUDA driver version is insufficient|\brequires a GPU\b|Device acquire failed|"
-                r"runtime cannot be initialized|\bno \w+ devices? (?:is |are )?(?:available|found)\b|"
-                # the driver or the container runtime, not the code: CUDA's forward
-                # compatibility on a GPU without it (Error 804), a CDI device the runtime cannot
-                # resolve
-                r"Unexpected error from cudaGetDeviceCount|forward compatibility was attempted|"
-                r"unresolvable CDI devices?|"
-                # a torch built without CUDA (a CPU-only wheel) asked for a GPU
-                r"Torch not compiled with CUDA enabled|compiled without CUDA support",
-                re.I,
-            ),
-            "cuda-driver-mismatch",
-        ),
-        # a kernel that faulted, whatever library or backend launched it
-        (
-            re.compile(
-                r"CUDNN_STATUS_EXECUTION_FAILED|CUBLAS_STATUS_EXECUTION_FAILED|"
-                r"an illegal memory access was encountered|cudaErrorIllegalAddress|\berr 700\b|"
-                # a device the driver lost (a hang, a reset): Level Zero's, HIP's words
-                r"DEVICE_LOST\b|\bdevice (?:was )?lost\b"
-            ),
-            "gpu-kernel-fault",
-        ),
-        # a deadline the job was given ran out (Kubernetes' activeDeadlineSeconds, Slurm's
-        # --time): the limit set for it, not a collective that timed out
-        (
-            re.compile(
-                r"\bDeadlineExceeded\b|\bactive (?:on the node )?longer than (?:the )?specified "
-                r"deadline\b|\bDUE TO TIME LIMIT\b"
-            ),
-            "config-invalid",
-        ),
-        # a process killed for the host's memory (a scheduler saying so)
-        (
-            re.compile(r"\bkilled\b[^\n]{0,80}\bout of (?:host |system )?memory\b", re.I),
-            "host-oom",
-        ),
-        # a device index or a scheduler request that does not fit what the machine has
-        (
-            re.compile(
-                r"invalid device ordinal|Requested node configuration is not available|"
-                r"Batch job submission failed",
-                re.I,
-            ),
-            "config-invalid",
-        ),
-        # a JIT or extension build that failed (whatever kernel library it builds)
-        (
-            re.compile(r"Ninja build failed|ninja: build stopped|Error building extension '"),
-            "compile-failure",
-        ),
-        # a checkpoint whose keys do not fit the model (not a damaged file)
-        (
-            re.compile(r"(?:Missing|Unexpected) keys? ?(?:\(s\) )?in (?:checkpoint )?state_dict"),
-            "tensor-mismatch",
-        ),
-        (
-            re.compile(
-                r"undefined symbol|does not match the version torch was compiled with", re.I
-            ),
-            "native-abi-mismatch",
-        ),
-        # a spawned worker (Windows, macOS, start method "spawn") gets its work by pickling
-        (
-            re.compile(
-                r"Can't pickle local object|Can't get attribute '\w+' on <module '__main__'"
-            ),
-            "fork-cuda-reinit",
-        ),
-        # a GPU too old or too new for a kernel, a dtype or a quantization method: said
-        # before the quantization and attention words the same message holds
-        (
-            re.compile(
-                r"no kernel image is available|compute capability (?:of )?\d+(?:\.\d+)? or (?:higher|above)|"
-                r"\bMinimum capability\b|only supported on (?:SM|sm_?)\d+|requires? (?:SM|sm_?)\d+|"
-                r"requires gfx\d+|Unsupported (?:GPU )?architecture\b|Value 'sm_\d+\w?' is not defined|"
-                r"is not compatible with the current PyTorch installation|\bcompute capability less than\b|"
-                r"not supported on (?:sm_?)?\d+(?:\.\d+)?\+? architectures?|"
-                r"No supported CUDA architectures found",
-                re.I,
-            ),
-            "gpu-arch-unsupported",
-        ),
-        (
-            re.compile(
-                r"\barchitectures? \[?'?\w+'?\]? (?:is|are) not supported|Unrecognized configuration class|"
-                r"does not recognize this architecture|model type `?\w+`? (?:is )?not (?:supported|recognized)|"
-                r"\bUnsupported model type\b",
-                re.I,
-            ),
-            "model-arch-unsupported",
-        ),
-        # a bus error: in a container, shared memory (/dev/shm) that ran out under a mapping
-        (
-            re.compile(r"\bSIGBUS\b|\bBus error\b|\bsignal 7\b|\bsignal: 7\b", re.I),
-            "shm-insufficient",
-        ),
-        # a checkpoint's quantization parameters (scales, packed weights) the model has no
-        # place for: the quantization method or its loader does not fit this model
-        (
-            re.compile(
-                r"\.\w*(?:weight_scale\w*|input_scale|qweight|qzeros|g_idx|weight_packed|"
-                r"weight_zero_point|\.scales)'"
-            ),
-            "quantization-unsupported",
-        ),
-        # the numbers of training went non-finite: the model, its data or its precision
-        (
-            re.compile(
-                r"\b(?:became|is|are) (?:infinite|inf) or NaN\b|\bfound NaN\b|\bNaN or Inf\b|"
-                r"returned nan values\b|\bnon-finite (?:loss|values?)\b",
-                re.I,
-            ),
-            "tensor-mismatch",
-        ),
-        # an operator Apple's MPS backend does not have
-        (
-            re.compile(r"\bMPS does not support\b|\bnot supported (?:at|on|for) the MPS device\b"),
-            "tensor-mismatch",
-        ),
-    )
 
 
 @cache
