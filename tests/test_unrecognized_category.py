@@ -108,6 +108,23 @@ CASES = [
         "",
         "unrecognized",
     ),
+    # the OpenMP runtime refusing to go on, the C heap's checks
+    (
+        "openmp",
+        "openmp",
+        "",
+        "OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.",
+        "",
+        "native-abi-mismatch",
+    ),
+    (
+        "tcmalloc",
+        "crash",
+        "",
+        "src/tcmalloc.cc:283] Attempt to free invalid pointer 0x5a3426e0",
+        "",
+        "native-abi-mismatch",
+    ),
     # a thread the process could not start
     (
         "threads",

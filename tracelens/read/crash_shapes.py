@@ -1,7 +1,7 @@
 """Failure lines of a native crash: a signal (segmentation fault, bus error, abort, illegal
 instruction), C++'s terminate, glibc's heap checks, a Rust panic, an Apple framework's failed
 assertion, LLVM's fatal error (Triton's compiler), and the shell or launcher reporting one;
-and a thread the process could not start.
+the OpenMP runtime's fatal errors; and a thread the process could not start.
 Standard library only, like :mod:`tracelens.read.shapes`."""
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ CRASH_SHAPES: tuple[Shape, ...] = (
         r"\bexitcode\s*:\s*-(?:11|7|6|4)\b|\bnon-zero exit status (?:-11|139|134)\b|^Fatal Python error: |"
         r"\bterminate called after throwing an instance of|^\*\*\* (?:SIGSEGV|SIGABRT|SIGBUS) |^\s*what\(\):\s|^Aborted\b|"
         r"\bIllegal instruction\b|\bdouble free or corruption\b|\bfree\(\): invalid (?:pointer|size)\b|"
+        # tcmalloc's heap check (a preloaded allocator freeing memory another one allocated)
+        r"\bAttempt to (?:free|realloc) invalid pointer\b|"
         r"\bmalloc\(\): \w|\bcorrupted size vs\. prev_size\b|\bmunmap_chunk\(\): invalid pointer\b|"
         r"\*\*\* stack smashing detected \*\*\*|\bSegfault encountered\b|"
         # a Rust panic (tokenizers, sglang-router): its message on the next line (1.73+) or quoted
@@ -45,6 +47,7 @@ CRASH_SHAPES: tuple[Shape, ...] = (
             "start-server.sh: line 18:  1669 Illegal instruction     (core dumped) python -m vllm.entrypoints.openai.api_server",
             "double free or corruption (out)",
             "free(): invalid pointer",
+            "src/tcmalloc.cc:283] Attempt to free invalid pointer 0x5a3426e0",
             "*** stack smashing detected ***: terminated",
             "thread 'main' panicked at src/main.rs:112:10:",
             "thread '<unnamed>' panicked at 'called `Result::unwrap()` on an `Err` value: Os { code: 2 }', src/lib.rs:40:9",
@@ -77,11 +80,25 @@ CRASH_SHAPES: tuple[Shape, ...] = (
             b"Illegal instruction",
             b"double free",
             b"free(): ",
+            b"Attempt to free invalid",
+            b"Attempt to realloc invalid",
             b"malloc(): ",
             b"corrupted size",
             b"munmap_chunk",
             b"stack smashing",
         ),
+    ),
+    # the OpenMP runtime (LLVM's, Intel's) refusing to go on: two copies of it in one process
+    # ("OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already
+    # initialized."), a thread it could not start (#34), an assertion of its own (#13)
+    Shape(
+        "openmp",
+        r"^OMP: Error #\d+: ",
+        (
+            "OMP: Error #15: Initializing libiomp5md.dll, but found libiomp5md.dll already initialized.",
+            "OMP: Error #34: System unable to allocate necessary resources for OMP thread:",
+        ),
+        triggers=(b"OMP: Error #",),
     ),
     # a thread the process could not start: the process or thread limit (a container's pids
     # limit, ulimit -u), or no memory for its stack (OpenBLAS, libgomp, Python's threading)

@@ -32,6 +32,7 @@ _BY_KIND = {
     "timeout": "nccl-error",
     "evicted": "host-oom",  # a node out of memory (out of disk is said by the words first)
     "threads": "host-oom",  # no thread could start: the host's process or memory limits
+    "openmp": "native-abi-mismatch",  # most often two OpenMP runtimes loaded into one process
 }
 
 

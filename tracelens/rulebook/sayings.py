@@ -110,6 +110,16 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "native-abi-mismatch",
         ),
+        # the C heap's own checks: memory freed by an allocator that did not allocate it (a
+        # preloaded tcmalloc or jemalloc, two runtimes' copies of one library), or corrupted
+        (
+            re.compile(
+                r"\bAttempt to (?:free|realloc) invalid pointer\b|\bdouble free or corruption\b|"
+                r"\bfree\(\): invalid (?:pointer|size)\b|\bmunmap_chunk\(\): invalid pointer\b|"
+                r"\bcorrupted size vs\. prev_size\b"
+            ),
+            "native-abi-mismatch",
+        ),
         # a spawned worker (Windows, macOS, start method "spawn") gets its work by pickling
         (
             re.compile(
