@@ -13,6 +13,7 @@ import re
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import cache
 
 from tracelens import facts as facts_mod
 from tracelens.models import (
@@ -109,12 +110,15 @@ its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries 
 failure line."""
 
 
-_STARTUP_NOISE = re.compile(
-    r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for plugin "
-    r"\w+ when one has already been registered|computation placer already registered"
-)
-"""What TensorFlow and XLA log at error level on every start where another library (JAX,
-torch_xla, TensorFlow itself imported twice) registered the same CUDA plugin first: no failure."""
+@cache
+def _startup_noise() -> re.Pattern[str]:
+    """What TensorFlow and XLA log at error level on every start where another library (JAX,
+    torch_xla, TensorFlow itself imported twice) registered the same CUDA plugin first: no
+    failure (compiled when a log first has an error-level line)."""
+    return re.compile(
+        r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for "
+        r"plugin \w+ when one has already been registered|computation placer already registered"
+    )
 
 
 def warning_record(rec: Record) -> bool:
@@ -288,7 +292,7 @@ def _error_lines(
             kind = "level"
         else:
             continue
-        if _PY_WARNING.match(text.lstrip()) or (kind == "level" and _STARTUP_NOISE.match(text)):
+        if _PY_WARNING.match(text.lstrip()) or (kind == "level" and _startup_noise().match(text)):
             continue  # a warning, whatever its words; a library's error-level start-up noise
         if kind == "exception":
             more = _continuation(records, k)

@@ -2,6 +2,7 @@
 run before it, and a shell prompt's line."""
 
 import re
+from functools import cache
 
 TB_HEAD = "Traceback (most recent call last):"
 CAUSE = "The above exception was the direct cause of the following exception:"
@@ -28,8 +29,14 @@ PROMPT = re.compile(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[
 out.log", "(venv) user@host:/srv# python serve.py", PowerShell's "PS C:\\work> python ...". What
 the user typed, never what failed, whatever words it holds (``$ grep OutOfMemoryError *.log``)."""
 
-_ASKED_STATUS = re.compile(r"\becho (?:\$\?|\$status|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
-"""A command that prints the exit status of the one before it (bash, fish, cmd, PowerShell)."""
+
+@cache
+def _asked_status() -> re.Pattern[str]:
+    """A command that prints the exit status of the one before it (bash, fish, cmd, PowerShell),
+    compiled when a log first shows a status after a prompt."""
+    return re.compile(r"\becho (?:\$\?|\$status|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
+
+
 _SIGNALS = {137: "killed", 132: "crash", 134: "crash", 135: "crash", 136: "crash", 139: "crash"}
 """Statuses of a process a signal ended: SIGKILL (the OOM killer's), SIGILL, SIGABRT, SIGBUS,
 SIGFPE, SIGSEGV (130 and 143, SIGINT and SIGTERM, are someone asking it to stop)."""
@@ -43,7 +50,7 @@ def exit_status(asked: str, said: str) -> str | None:
     ('killed', 'died', None)
     """
     said = said.strip()
-    if not said.isdigit() or not PROMPT.match(asked) or not _ASKED_STATUS.search(asked):
+    if not said.isdigit() or not PROMPT.match(asked) or not _asked_status().search(asked):
         return None
     code = int(said)
     if code in _SIGNALS:

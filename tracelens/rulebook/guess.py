@@ -217,7 +217,7 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     head = origin.message if origin.type else origin.text
     head = _where().sub("", head[:600], count=1)[:300]
     if origin.kind == "crash":  # a shell's report of the signal: the command after it is no word
-        head = _SHELL_JOB.sub(r"\1", head, count=1)
+        head = _shell_job().sub(r"\1", head, count=1)
     if origin.kind == "evicted" and "probe" in head:
         return "config-invalid"  # a probe that gave up on a container still starting
     for rx, cat in say_it():
@@ -235,7 +235,7 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
             and origin.frame is not None
             and origin.frame.file.endswith("subprocess.py")
         )
-        or (_SIGNATURE.search(head) and _INSTALLED.search(file.replace("\\", "/")))
+        or (_signature().search(head) and _installed(file.replace("\\", "/")))
     ):
         # a program that is not installed (when it is subprocess), or one installed package
         # calling another with the arguments of another version of it
@@ -274,20 +274,30 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     return "unrecognized"
 
 
-_SIGNATURE = re.compile(
-    r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
-    r"got multiple values for (?:keyword )?argument|missing \d+ required (?:positional|keyword-only) arguments?"
-)
-"""A call whose arguments do not fit the function's signature."""
-_INSTALLED = re.compile(r"/(?:site|dist)-packages/")
-"""An installed package's code (not the user's own)."""
+@cache
+def _signature() -> re.Pattern[str]:
+    """A call whose arguments do not fit the function's signature (compiled on first use)."""
+    return re.compile(
+        r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
+        r"got multiple values for (?:keyword )?argument|"
+        r"missing \d+ required (?:positional|keyword-only) arguments?"
+    )
 
-_SHELL_JOB = re.compile(
-    r"(\(core dumped\)|\b(?:abort|segmentation fault|bus error|illegal hardware instruction))"
-    r"\s+\S.*$"
-)
-"""A shell's report of a job a signal ended, up to the command it quotes ("... 4821 Aborted
-(core dumped) python launch.py --xformers", "zsh: abort      python run.py")."""
+
+def _installed(file: str) -> bool:
+    """An installed package's code (not the user's own)."""
+    return "/site-packages/" in file or "/dist-packages/" in file
+
+
+@cache
+def _shell_job() -> re.Pattern[str]:
+    """A shell's report of a job a signal ended, up to the command it quotes ("... 4821 Aborted
+    (core dumped) python launch.py --xformers", "zsh: abort      python run.py")."""
+    return re.compile(
+        r"(\(core dumped\)|\b(?:abort|segmentation fault|bus error|illegal hardware instruction))"
+        r"\s+\S.*$"
+    )
+
 
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}

@@ -62,8 +62,10 @@ def _waits() -> tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...]:
     )
 
 
-_STEP = re.compile(r"^torch\.autograd\b")
-"""A training step's backward pass: a collective inside one is a step in progress."""
+def _in_step(module: str) -> bool:
+    """A training step's backward pass (torch.autograd): a collective inside one is a step in
+    progress."""
+    return module == "torch.autograd" or module.startswith("torch.autograd.")
 
 
 def _waiting(frames: list[Frame]) -> tuple[Frame, str] | None:
@@ -86,7 +88,7 @@ def interrupted_wait(doc: Document, stop: int) -> Hang | None:
         ),
         None,
     )
-    if tb is None or any(_STEP.search(f.module or "") for f in tb.frames):
+    if tb is None or any(_in_step(f.module or "") for f in tb.frames):
         return None
     found = _waiting(tb.frames)
     if found is None:
