@@ -31,20 +31,21 @@ _TRACKER = {
 def search_url(origin: Origin, package: str) -> str:
     from tracelens.parse.normalize import normalize
 
-    if origin.message.strip():
-        said = origin.message.strip().splitlines()[0]
-    elif origin.type and origin.hang is None:
-        # a bare exception (an assert without a message): where it was raised says what failed
-        frame = origin.frame
-        said = f"{frame.function or ''} {frame.source or ''}" if frame is not None else ""
-    else:
-        said = origin.text
-    words = [w for w in normalize(said).split() if not w.startswith("<")]
-    query = " ".join(words[:12])
     if origin.hang is not None and origin.frame is not None:
         query = f"hang {origin.frame.function}"  # the wait is the failure, not the Ctrl-C
-    elif origin.type:
-        query = f"{origin.type.rsplit('.', 1)[-1]} {query}".strip()
+    else:
+        if origin.message.strip():
+            said = origin.message.strip().splitlines()[0]
+        elif origin.type:
+            # a bare exception (an assert without a message): where it was raised says what failed
+            frame = origin.frame
+            said = f"{frame.function or ''} {frame.source or ''}" if frame is not None else ""
+        else:
+            said = origin.text
+        words = [w for w in normalize(said).split() if not w.startswith("<")]
+        query = " ".join(words[:12])
+        if origin.type:
+            query = f"{origin.type.rsplit('.', 1)[-1]} {query}".strip()
     repo = _TRACKER.get(package)
     params = urllib.parse.urlencode(
         {"q": f"{query} is:issue" + (f" repo:{repo}" if repo else ""), "type": "issues"}

@@ -145,10 +145,6 @@ def unrecognized(
             f", raised in {origin.frame.function} ({origin.frame.file}, line {origin.frame.lineno})"
         )
     proc = f" in {origin.stream}" if origin.stream and origin.stream != "main" else ""
-    headline = _short(origin.text, 160)
-    root = f"No rule recognizes this failure. The failure that started it is at line {origin.line}"
-    root += f"{proc}: {_short(origin.text)}{where}"
-    root += "" if root.endswith((".", "!", "?")) else "."
     if origin.hang is not None and origin.frame is not None:
         f = origin.frame
         headline = f"the run hung in {f.function} ({f.module}) until it was interrupted"
@@ -157,6 +153,13 @@ def unrecognized(
             f"line {origin.line}{proc} while it still waited in {f.function} ({f.file}, line "
             f"{f.lineno}): it hung there."
         )
+    else:
+        headline = _short(origin.text, 160)
+        root = (
+            f"No rule recognizes this failure. The failure that started it is at line {origin.line}"
+        )
+        root += f"{proc}: {_short(origin.text)}{where}"
+        root += "" if root.endswith((".", "!", "?")) else "."
     said = ""
     if last is not None:
         said = (
@@ -361,9 +364,8 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
         origin = failures.reported  # never silent: what reports a failure, when nothing else does
     elif origin is None and not diags and failures.refused and refused_them_all(doc):
         origin = failures.refused[0]  # a server that refuses every request fails, not its clients
-    elif origin is None and failures.hung is not None:
-        if not any(d.severity in ERROR_LEVEL for d in diags):
-            origin = failures.hung  # stopped while it hung: a failure with no error line
+    elif origin is None and failures.hung and not any(d.severity in ERROR_LEVEL for d in diags):
+        origin = failures.hung  # stopped while it hung: a failure with no error line
     if origin is None:
         for d in diags:
             refused = _refusals(d, failures)
