@@ -5,6 +5,7 @@ come in."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,10 @@ def test_a_rule_pack_may_add_categories(tmp_path):
         "categories:\n  - name: frobnicator-jam\n    meaning: our own\n"
     )
     assert load([pack], cache=False).get("app/jam") is not None
+    # the list is read again when it changes (same size, so only its time tells)
+    cats = pack / "categories.yaml"
+    cats.write_text(cats.read_text().replace("frobnicator-jam", "frobnicator-jim"))
+    stamp = cats.stat().st_mtime_ns + 10**9
+    os.utime(cats, ns=(stamp, stamp))
+    with pytest.raises(RuleError, match="not a known category"):
+        load([pack], cache=False)
