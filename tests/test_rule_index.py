@@ -386,3 +386,29 @@ def test_a_new_set_whose_first_folder_has_no_index_builds_and_keeps_that_one(
     assert parses[0] == 3
     load([rules, packs[1]], every_file=False, strict=False)
     assert parses[0] == 4
+
+
+def test_the_nearest_failure_index_lists_its_examples_without_a_rule_model(rules, monkeypatch):
+    """An unrecognized log asks which example logs the nearest-failure index is made of: a
+    rule set loaded from its index answers from the index (no rule unpickled), and the same
+    as the plain definition (every rule with examples that is not a symptom rule)."""
+    from tracelens.rulebook import nearest
+    from tracelens.rulebook.load import RuleSet
+
+    (rules / "x" / "one.example.log").write_text("boom\n")
+    (rules / "x" / "other.example.log").write_text("kaboom\n")
+    symptom = write(rules, "x/after", needs="after")
+    symptom.write_text(symptom.read_text() + "secondary: true\n")
+    (rules / "x" / "after.example.log").write_text("boom\nafter\n")
+    rs = load([rules])
+    plain = RuleSet(list(rs.rules))
+    expected = [(str(p), rs.rules[k].id) for k, ps in plain.cause_examples() for p in ps]
+
+    def unpickled(self, k):
+        raise AssertionError(f"rule {k} unpickled")
+
+    fresh = load([rules])
+    monkeypatch.setattr(rule_index.Index, "model", unpickled)
+    got = [(path, fresh.rules[k].id) for path, _st, k in nearest._examples(fresh)]
+    assert got == expected
+    assert sorted(rule_id for _p, rule_id in got) == ["x/one", "x/other"]

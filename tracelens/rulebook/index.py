@@ -39,7 +39,7 @@ from tracelens.rulebook.model import Rule, RuleError, rule_regexes
 from tracelens.rulebook.prefilter import Prefilter
 from tracelens.rulebook.rulefile import load_rule_file, shipped_rules_dir
 
-FORMAT = 2
+FORMAT = 3
 _MAGIC = b"TLRULES1"
 _HEAD = struct.Struct("<8sQQ")  # magic, run part's length, catalog's length
 MISSING = -2
@@ -163,8 +163,9 @@ class Index:
         self._models = models or {}
 
     def catalog(self) -> dict[str, tuple]:
-        """path -> (mtime, size, crc32, id, replaces, needs, reports, offset, length) of a rule
-        file that loaded, or (mtime, size, crc32, error args) of one that did not."""
+        """path -> (mtime, size, crc32, id, replaces, needs, reports, offset, length, literals,
+        secondary) of a rule file that loaded, or (mtime, size, crc32, error args) of one that
+        did not."""
         return self._catalog()
 
     def examples(self, k: int) -> list[Path]:
@@ -172,6 +173,10 @@ class Index:
 
     def with_examples(self) -> list[int]:
         return sorted(self.run["examples"])
+
+    def symptoms(self) -> frozenset[int]:
+        """The symptom rules (``secondary``), known without unpickling their models."""
+        return self.run["symptoms"]
 
     def model(self, k: int) -> Rule:
         """Rule ``k``'s validated model (unpickled on each call: the caller keeps it)."""
@@ -349,7 +354,7 @@ def _build(
                 # fix, written in place, would leave its folder's stamp alone and the error on
                 files.append((name, _settled(st.st_mtime_ns, now), st.st_size))
                 continue
-            new_catalog[name] = (*rec[:7], offset, len(blob), rec[7])
+            new_catalog[name] = (*rec[:7], offset, len(blob), rec[7], rec[8])
             blobs.append(blob)
             offset += len(blob)
             rule_id, replaces = rec[3], rec[4]
@@ -390,6 +395,7 @@ def _build(
         "errors": errors,
         "prefilter": Prefilter([rec[5] for _n, rec, _e, _m in active]),
         "literals": {p: lit for _n, rec, _e, _m in active for p, lit in rec[9].items()},
+        "symptoms": frozenset(k for k, (_n, rec, _e, _m) in enumerate(active) if rec[10]),
     }
     models = {k: m for k, (_n, _r, _e, m) in enumerate(active) if m is not None}
     at: dict[int, int] = {}  # a blob's offset -> its place in blobs (no joined copy in memory)
@@ -425,7 +431,7 @@ def _entry(
         if len(rec) == 4:
             return (mtime, size, crc, rec[3]), None, b""
         try:
-            return (mtime, size, crc, *rec[3:7], rec[9]), None, old._read(rec[7], rec[8])
+            return (mtime, size, crc, *rec[3:7], rec[9], rec[10]), None, old._read(rec[7], rec[8])
         except _CORRUPT:
             pass  # parse it again
     size = len(data) if data is not None else st.st_size
@@ -437,5 +443,15 @@ def _entry(
     blob = pickle.dumps(rule, protocol=pickle.HIGHEST_PROTOCOL)
     # the literal each regex's matches hold, read once here instead of in every run
     lits = {p: required.required_literal(p) for p in sorted(rule_regexes(rule))}
-    rec = (mtime, size, crc, rule.id, rule.replaces, list(rule.needs), reports, lits)
+    rec = (
+        mtime,
+        size,
+        crc,
+        rule.id,
+        rule.replaces,
+        list(rule.needs),
+        reports,
+        lits,
+        rule.secondary,
+    )
     return rec, rule, blob

@@ -20,7 +20,6 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tracelens.parse.normalize import normalize
 from tracelens.rulebook.load import read_cache, write_cache
@@ -67,20 +66,15 @@ def package_of(origin) -> str:
     return frame.module.split(".", 1)[0]
 
 
-def indexed(lr) -> bool:
-    """Whether a rule's examples are indexed: not a symptom rule's, whose example logs start
-    with another failure (the one the symptom follows), which its category does not name."""
-    return not lr.rule.secondary
-
-
-def _examples(ruleset) -> list[tuple[str, os.stat_result, Any]]:
+def _examples(ruleset) -> list[tuple[str, os.stat_result, int]]:
+    """(path, stamp, the rule's position) of each example log indexed: not a symptom rule's,
+    whose example logs start with another failure (the one the symptom follows), which its
+    category does not name."""
     out = []
-    for lr in ruleset.with_examples():
-        if not indexed(lr):
-            continue
-        for path in lr.examples:
+    for k, paths in ruleset.cause_examples():
+        for path in paths:
             try:
-                out.append((str(path), path.stat(), lr))
+                out.append((str(path), path.stat(), k))
             except OSError:
                 continue
     return out
@@ -111,7 +105,7 @@ def build(ruleset) -> list[Entry]:
 
     wrappers = Wrappers(ruleset.wrappers)
     out: list[Entry] = []
-    for path, _st, lr in _examples(ruleset):
+    for path, _st, k in _examples(ruleset):
         try:
             raw = Path(path).read_bytes()
         except OSError:
@@ -128,7 +122,7 @@ def build(ruleset) -> list[Entry]:
         origin, _recovered = find_origin(doc, wrappers)
         if origin is None:
             continue
-        out.append(entry_of(lr, origin))
+        out.append(entry_of(ruleset.rules[k], origin))
     return out
 
 
