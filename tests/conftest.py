@@ -14,6 +14,7 @@ textual.constants.TEXTUAL_ANIMATIONS = "none"  # type: ignore[misc]
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import pytest  # noqa: E402
 import tiers  # noqa: E402
 
 
@@ -28,6 +29,9 @@ def pytest_addoption(parser) -> None:
 
 def pytest_configure(config) -> None:
     tiers.FULL = bool(config.getoption("--full"))
+    if config.getoption("--snapshot-update", default=False) and not tiers.FULL:
+        # the quick tier draws only some of the pictures: syrupy would delete the others
+        raise pytest.UsageError("--snapshot-update needs --full (every snapshot test)")
 
 
 def pytest_report_header(config) -> str:

@@ -248,15 +248,17 @@ _IMPORTS_OF_A_RUN = (
                 "json",  # only for a log of JSON lines
             },
         ),
-        (
+        pytest.param(  # two runs in a process of their own each: the others are --full's
             ["explain", "vllm/attention/mla-fp8-kv-unsupported"],
             {"tracelens.cli.diagnose"},
             {"tracelens.cli.incidents", "tracelens.cli.ingest", "textual", "sqlite_utils"},
+            marks=pytest.mark.slow,
         ),
-        (
+        pytest.param(
             ["rules", "list"],
             {"tracelens.cli.rules"},
             {"tracelens.cli.diagnose", "tracelens.cli.incidents", "textual"},
+            marks=pytest.mark.slow,
         ),
     ],
 )

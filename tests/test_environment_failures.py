@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -62,6 +63,14 @@ def _damage(db: Path) -> None:
     db.write_bytes(bytes(data))
 
 
+@pytest.fixture(scope="module")
+def gpu_store(tmp_path_factory) -> Path:
+    """A store of the captured GPU logs, ingested once for this module's tests to copy."""
+    db = tmp_path_factory.mktemp("gpu") / "incidents.db"
+    assert main(["ingest", "--db", str(db), str(GPU_LOGS)]) == 0
+    return db
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -70,9 +79,10 @@ def _damage(db: Path) -> None:
         ["incidents", "resolve", "1", "--note", "x"],
     ],
 )
-def test_damaged_database_is_refused_in_one_line(tmp_path, capsys, args):
+def test_damaged_database_is_refused_in_one_line(tmp_path, capsys, args, gpu_store):
     db = tmp_path / "incidents.db"
-    assert main(["ingest", "--db", str(db), str(GPU_LOGS)]) == 0
+    for part in gpu_store.parent.glob(gpu_store.name + "*"):  # the database and its WAL, if any
+        shutil.copyfile(part, tmp_path / part.name)
     _damage(db)
     before = db.read_bytes()
     capsys.readouterr()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutations import MUTATIONS, mutant
@@ -35,6 +36,7 @@ def test_mutated_corpus_logs_never_raise_or_hang(rnd, steps):
         assert {e.line for e in d.evidence} <= lines
 
 
+@pytest.mark.slow  # every mutation over many logs: the mixed mutations above are quick
 @FUZZ
 @given(st.sampled_from(sorted(MUTATIONS)), st.randoms(use_true_random=False))
 def test_each_mutation_alone(op, rnd):

@@ -1,10 +1,11 @@
 """The TUI's Similar tab for a stored incident: the store is asked for the incidents like it
-(never itself), with what fixed them."""
+(never itself), with what fixed them. A longer TUI walk over a store of many logs: ``--full``."""
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
 from similar_pairs import NVLS, nvls_store
 from textual.widgets import DataTable, TabbedContent
 from tui_fixtures import own_config  # noqa: F401 (autouse)
@@ -15,6 +16,8 @@ from tracelens.incidents.redact import Redactor
 from tracelens.incidents.store import Store
 from tracelens.tui import make_app
 from tracelens.tui.screens.diagnosis import DiagnosisScreen
+
+pytestmark = pytest.mark.slow
 
 
 def test_similar_tab_of_a_stored_incident_lists_its_resolved_twin(tmp_path):

@@ -1,5 +1,7 @@
 """SVG snapshots of every screen at 80x24 (pytest-textual-snapshot). After an intended change
-of the look: ``pytest tests/test_tui_snapshots.py --snapshot-update`` and review the SVGs."""
+of the look: ``pytest --full tests/test_tui_snapshots.py --snapshot-update`` and review the SVGs.
+The quick tier draws one picture of each kind of screen (the list, a diagnosis, the rules, a
+dialog); the other sizes, tabs, keys and dialogs, a second each, are ``--full``'s."""
 
 from __future__ import annotations
 
@@ -10,6 +12,14 @@ from tracelens.tui import make_app
 
 SIZE = (80, 24)
 WIDE = (200, 50)
+SIZES = [
+    pytest.param(SIZE, id="80x24"),
+    pytest.param(WIDE, id="200x50", marks=pytest.mark.slow),
+]
+
+
+def _full(*values):
+    return [pytest.param(v, marks=pytest.mark.slow) for v in values]
 
 
 @pytest.fixture()
@@ -17,24 +27,26 @@ def db(tmp_path):
     return make_store(tmp_path / "incidents.db")
 
 
-@pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
+@pytest.mark.parametrize("size", SIZES)
 def test_incident_list(snap_compare, db, size):
     assert snap_compare(make_app(db_path=db), terminal_size=size)
 
 
+@pytest.mark.slow
 def test_incident_list_light_theme_filtered(snap_compare, db):
     assert snap_compare(
         make_app(db_path=db), terminal_size=SIZE, press=["ctrl+t", "slash", *"nccl"]
     )
 
 
-@pytest.mark.parametrize("tab", ["1", "2", "3", "4", "5"])
+@pytest.mark.parametrize("tab", ["1", *_full("2", "3", "4", "5")])
 def test_diagnosis_tabs(snap_compare, tmp_path, tab):
     app = make_app(db_path=tmp_path / "none.db", report=seed_report())
     assert snap_compare(app, terminal_size=SIZE, press=[tab])
 
 
-@pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
+@pytest.mark.slow
+@pytest.mark.parametrize("size", SIZES)
 def test_diagnosis_remedies_after_down(snap_compare, tmp_path, size):
     """At 80x24 Down first scrolls (the cause is long) to the first remedy, then moves to the next."""
     app = make_app(db_path=tmp_path / "none.db", report=seed_report())
@@ -50,7 +62,7 @@ BROWSED_RULES = (
 )
 
 
-@pytest.mark.parametrize("size", [SIZE, WIDE], ids=["80x24", "200x50"])
+@pytest.mark.parametrize("size", SIZES)
 def test_rules_browser(snap_compare, tmp_path, size, monkeypatch):
     """The rule pane lists each example by its path, below the fold: the rules are copied to a
     path relative to the working directory, so the length of the temporary directory (which
@@ -72,12 +84,12 @@ def test_rules_browser(snap_compare, tmp_path, size, monkeypatch):
     assert snap_compare(app, terminal_size=size, press=["r", *"nccl"])
 
 
-@pytest.mark.parametrize("key", ["n", "question_mark"])
+@pytest.mark.parametrize("key", ["n", *_full("question_mark")])
 def test_dialogs_from_the_list(snap_compare, tmp_path, key):
     assert snap_compare(make_app(db_path=tmp_path / "none.db"), terminal_size=SIZE, press=[key])
 
 
-@pytest.mark.parametrize("key", ["x", "a", "t"])
+@pytest.mark.parametrize("key", _full("x", "a", "t"))
 def test_dialogs_from_an_incident(snap_compare, db, key, monkeypatch):
     monkeypatch.chdir("/")  # the export dialog shows the folder it writes to: the same everywhere
     assert snap_compare(make_app(db_path=db), terminal_size=SIZE, press=["enter", key])
