@@ -120,12 +120,13 @@ class Tree:
 
 
 def _code_key() -> str:
-    """The rule model, its validation and the prefilter are part of the key: an index made by
-    other code is never read."""
+    """The rule model, its validation, the prefilter and the literals read from the regexes
+    are part of the key: an index made by other code is never read."""
     from tracelens.rulebook import model, prefilter, rulefile
 
     return ":".join(
-        str(Path(m.__file__ or "").stat().st_mtime_ns) for m in (model, rulefile, prefilter)
+        str(Path(m.__file__ or "").stat().st_mtime_ns)
+        for m in (model, rulefile, prefilter, required)
     )
 
 
