@@ -113,12 +113,26 @@ def test_a_line_that_says_it_is_a_warning_is_one(lines, severity):
         ("Prompt executed in 1{k}.52 seconds", True),
         ("[INFO] [launch.py:351:main] Process 5{k}21 exits with return code = 1", False),
         ("[INFO] [timer.py:199:stop] epoch=0/micro_step={k}0", False),
+        (
+            "Training finished iteration 1{k} at 2024-03-05 11:02:10. Total running time: 1min",
+            True,
+        ),
+        ("Trial train_fn_3f2a1_00001 finished iteration {k} at 2024-03-05 11:02:10.", True),
     ],
-    ids=["deepspeed-step", "launcher-exit-0", "comfyui-prompt", "launcher-exit-1", "timer"],
+    ids=[
+        "deepspeed-step",
+        "launcher-exit-0",
+        "comfyui-prompt",
+        "launcher-exit-1",
+        "timer",
+        "ray-train-iteration",
+        "ray-tune-iteration",
+    ],
 )
 def test_lines_of_work_done_count_as_carrying_on(after, expected):
-    """DeepSpeed's step lines (no loss in them), its launcher's exit-0 line per rank and
-    ComfyUI's finished prompts are progress after a failure line; a non-zero exit is not."""
+    """DeepSpeed's step lines (no loss in them), its launcher's exit-0 line per rank, ComfyUI's
+    finished prompts and Ray Train's and Tune's reported iterations are progress after a failure
+    line; a non-zero exit is not."""
     from tracelens.models import Record
     from tracelens.rulebook.progress import carried_on
 

@@ -107,6 +107,7 @@ _CHAT_TB = (
 )
 _SERVED = '(APIServer pid=7) INFO:     10.0.0.14:51890 - "POST /v1/completions HTTP/1.1" 200 OK\n'
 _UP = "(APIServer pid=7) INFO 12-02 08:53:42 [api_server.py:2052] Starting vLLM API server 0 on http://0.0.0.0:8000\n"
+_SCRAPED = '(APIServer pid=7) INFO:     10.0.0.9:40112 - "GET /metrics HTTP/1.1" 200 OK\n'
 
 
 @pytest.mark.parametrize(
@@ -118,8 +119,10 @@ _UP = "(APIServer pid=7) INFO 12-02 08:53:42 [api_server.py:2052] Starting vLLM 
         (_UP + _SERVED + _CHAT_TB + _SERVED, "warning"),
         # a single refusal and nothing else: one client's request, as before
         (_UP + _CHAT_TB, "warning"),
+        # a metrics scrape or a health check answered is no request served
+        (_UP + _CHAT_TB + _CHAT_TB + _SCRAPED, "error"),
     ],
-    ids=["all-refused", "some-answered", "one-refusal"],
+    ids=["all-refused", "some-answered", "one-refusal", "all-refused-but-scraped"],
 )
 def test_a_server_that_refuses_every_request_is_failing(log, severity):
     first = diagnose(log).diagnoses[0]
@@ -150,6 +153,18 @@ def test_a_clients_log_of_refused_requests_is_its_failure():
     first = diagnose(_CLIENT).diagnoses[0]
     assert first.rule_id == "vllm/serving/tool-choice-value-unsupported"
     assert first.severity == "error", first.notes
+
+
+def test_a_client_librarys_exception_is_the_clients_failure_with_the_servers_log_after_it():
+    """The client's traceback (an exception of openai or LiteLLM) and, pasted after it, the
+    server's access log of the 400s it was answered: the client failed, not a server that
+    handled one bad request."""
+    client = _CLIENT.replace(_HTTPX.format(ms=498), "").replace(_HTTPX.format(ms=601), "")
+    pasted = '(APIServer pid=1) INFO:     10.0.0.31:50412 - "POST /v1/chat/completions HTTP/1.1" 400 Bad Request\n'
+    first = diagnose(client + pasted + pasted).diagnoses[0]
+    assert first.rule_id == "vllm/serving/tool-choice-value-unsupported"
+    assert first.severity == "error", first.notes
+    assert not [n for n in first.notes if "refused" in n]  # no server that refused it all
 
 
 _POLL = "node-1:5021:5102 [3] proxy.cc:1512 NCCL WARN [Rem Allocator] Poll failed with error 1\n"
@@ -746,6 +761,18 @@ _ELASTIC = "I1104 12:41:09.884000 140602 torch/distributed/elastic/agent/server/
         # a Ray job whose driver finished well: the failure before it was retried past
         ("-" * 42 + "\nJob 'raysubmit_Qm4T8vZr2kLpX1aB' succeeded\n" + "-" * 42 + "\n", "warning"),
         ("Job 'raysubmit_Qm4T8vZr2kLpX1aB' failed\n", "error"),
+        # Ray Train restored from its checkpoint and its training function returned
+        (
+            "Training completed after 20 iterations at 2024-03-05 11:42:10. "
+            "Total running time: 41min 3s\n",
+            "warning",
+        ),
+        # one Tune trial that completed says nothing of the others
+        (
+            "Trial train_fn_3f2a1_00001 completed after 20 iterations at 2024-03-05 11:42:10. "
+            "Total running time: 41min 3s\n",
+            "error",
+        ),
     ],
     ids=[
         "group-finished",
@@ -753,6 +780,8 @@ _ELASTIC = "I1104 12:41:09.884000 140602 torch/distributed/elastic/agent/server/
         "restarted-only",
         "ray-job-succeeded",
         "ray-job-failed",
+        "ray-train-completed",
+        "ray-tune-trial-completed",
     ],
 )
 def test_an_elastic_restart_that_finishes_makes_the_failure_before_it_a_warning(after, severity):

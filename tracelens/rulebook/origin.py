@@ -28,7 +28,7 @@ from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.logged import AT_SHUTDOWN, last_words, logged_cause
-from tracelens.rulebook.progress import SERVE_REQUEST, carried_on, vital_thread_died
+from tracelens.rulebook.progress import SERVE_REQUEST, carried_on, probe, vital_thread_died
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
 if TYPE_CHECKING:  # built by tracelens.rulebook.hang, which reads Origin from here
@@ -46,6 +46,8 @@ _QUOTES_TRACEBACK = re.compile(
     r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException"
 )
 # what a server raises to refuse a bad request
+_CLIENT_LIBRARIES = ("openai.", "litellm.", "anthropic.", "httpx.", "requests.", "aiohttp.")
+"""Modules of the HTTP and API clients whose exceptions report a server's answer."""
 _VALIDATION_TYPES = re.compile(
     r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError)$"
 )
@@ -187,12 +189,12 @@ _LAUNCHER_STOPS = re.compile(r"\bSending process \d+ closing signal SIG[A-Z]+")
 
 
 def refused_them_all(doc: Document) -> bool:
-    """Two or more requests refused with 4xx in the access log and none answered: the
-    server refuses whatever it is sent (no chat template, a broken tokenizer), which is its
-    failure, not a client's."""
+    """Two or more requests refused with 4xx in the access log and none answered (a health
+    check or a metrics scrape is no request): the server refuses whatever it is sent (no chat
+    template, a broken tokenizer), which is its failure, not a client's."""
     refused = 0
     for rec in doc.records:
-        if _ANSWERED.search(rec.text):
+        if _ANSWERED.search(rec.text) and not probe(rec.text):
             return False
         if _REFUSED.search(rec.text):
             refused += 1
@@ -201,8 +203,10 @@ def refused_them_all(doc: Document) -> bool:
 
 def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "") -> bool:
     """The failure was a request the server refused: a validation error (not a bug such as a
-    TypeError) answered to the client with a 4xx status right after it."""
-    if etype and not _VALIDATION_TYPES.search(etype):
+    TypeError) answered to the client with a 4xx status right after it. An exception of a
+    client library (``openai.BadRequestError``, LiteLLM's) is the failure of the program that
+    sent the request, even with the server's access log pasted after it."""
+    if etype and (not _VALIDATION_TYPES.search(etype) or etype.startswith(_CLIENT_LIBRARIES)):
         return False
     k = pos.get(end)
     if k is None:

@@ -40,7 +40,10 @@ _PROGRESS = re.compile(
     # each rank that exited 0
     r"\bstep=\d+, skipped=\d+, lr=|\bProcess \d+ exits successfully\.|"
     # ComfyUI's line after each queued prompt ran to its end ("{:.2f} seconds"; newer: H:MM:SS)
-    r"^Prompt executed in (?:[\d.]+ seconds|\d+:\d\d:\d\d)"
+    r"^Prompt executed in (?:[\d.]+ seconds|\d+:\d\d:\d\d)|"
+    # Ray Train's and Tune's reporter after each reported result (ray/tune/experimental/output.py
+    # from Ray 2.5: "Training finished iteration 3 at 2024-01-02 10:00:00. Total running time")
+    r"^(?:Training|Trial \S+) finished iteration \d+ at "
 )
 
 _MIN_PROGRESS = 3
@@ -60,7 +63,10 @@ _ALL_PASSED = re.compile(
     r"\bLocal worker group finished \((?:WorkerState\.)?SUCCEEDED\)|"
     r"^Successfully installed \S|"
     r"\bJob completed successfully\b|"
-    r"^Job '\S+' succeeded\s*$"  # ray job submit / logs --follow / status
+    r"^Job '\S+' succeeded\s*$|"  # ray job submit / logs --follow / status
+    # Ray Train's reporter when the training function returned (restarts and all); a Tune
+    # trial's "completed after" says nothing of the other trials
+    r"^Training completed after \d+ iterations at "
 )
 """A test run's closing summary when nothing failed: pytest's ("== 6 passed, 1 warning in
 3.21s =="; "failed" or "error" in it keeps it from matching), whose passing tests may print
@@ -74,7 +80,8 @@ finished (SUCCEEDED)"): a restart after a lost node or a failed worker recovered
 behind a proxy, then found) was done again and ended well; a job's "Job completed successfully"
 (submitit's last line after a preempted, requeued run resumed and finished; job scripts' too);
 Ray's "Job 'raysubmit_...' succeeded": the driver finished well, whatever its tasks were retried
-after (a worker the memory monitor killed)."""
+after (a worker the memory monitor killed); Ray Train's "Training completed after 20 iterations
+at ...", after a node it lost and the restart from its checkpoint."""
 
 
 _VITAL_THREAD = re.compile(
@@ -87,6 +94,11 @@ dead, requests already inside may still be answered, but no new one ever is."""
 def answered_request(text: str) -> bool:
     """An access-log line of a request answered with success, not an answered probe."""
     return re.search(_ANSWERED, text) is not None and _PROBE.search(text) is None
+
+
+def probe(text: str) -> bool:
+    """An access-log line of an answered health check, metrics scrape or model list."""
+    return _PROBE.search(text) is not None
 
 
 def vital_thread_died(records: list[Record]) -> bool:
@@ -161,7 +173,8 @@ _PROGRESS_OR_START = (
     rb"Avg prompt throughput:| batch[.,]|'train_runtime': |Application startup complete|"
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
     rb"worker continues| passed|Out of bounds values|worker group|Prompt executed in|"
-    rb", skipped=|Successfully installed|Job completed successfully|' succeeded|(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /"
+    rb", skipped=|Successfully installed|Job completed successfully|' succeeded|(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /|"
+    rb" finished iteration |Training completed after "
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
