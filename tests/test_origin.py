@@ -365,6 +365,16 @@ PYTEST_FAILED = (
             "Status message: Job entrypoint command failed with exit code 1\n",
             3,
         ),
+        # `kubectl describe pod` of a pod that cannot start: its events are all it shows
+        (
+            "$ kubectl describe pod trainer-0\n"
+            "Events:\n"
+            "  Type     Reason              Age               From                     Message\n"
+            "  ----     ------              ----              ----                     -------\n"
+            "  Normal   Scheduled           3m                default-scheduler        Successfully assigned ml/trainer-0 to gpu-node-2\n"
+            '  Warning  FailedAttachVolume  56s (x9 over 3m)  attachdetach-controller  AttachVolume.Attach failed for volume "pvc-7f1e" : rpc error: code = Internal desc = volume is still attached to gpu-node-5\n',
+            6,
+        ),
     ],
 )
 def test_a_failing_test_session_or_job_is_never_silent(log, origin_line):

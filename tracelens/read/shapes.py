@@ -335,6 +335,25 @@ SHAPES: tuple[Shape, ...] = (
             b"probe, will be restarted",
         ),
     ),
+    Shape(
+        "k8s-event",
+        # a Kubernetes Warning event (`kubectl describe` and `kubectl get events` tables) whose
+        # reason says the pod cannot start or its job failed (a container that keeps failing,
+        # BackOff, is the "died" shape's); FailedScheduling is left out (a cluster autoscaler's
+        # scale-up answers it) and Unhealthy too (a probe during start-up)
+        r"(?:^|\s)Warning {2,}(?:FailedCreatePodSandBox|UnexpectedAdmissionError|FailedMount|"
+        r"FailedAttachVolume|FailedPostStartHook|FailedCreate|Failed|DeadlineExceeded|"
+        r"BackoffLimitExceeded) {2,}",
+        (
+            '  Warning  FailedCreatePodSandBox  12s (x4 over 48s)  kubelet  Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for "nvidia" is configured',
+            "  Warning  UnexpectedAdmissionError  21s  kubelet  Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 4, Available: 0, which is unexpected",
+            '  Warning  FailedMount  2m (x9 over 20m)  kubelet  MountVolume.SetUp failed for volume "model-cache" : secret "hf-token" not found',
+            "  Warning  Failed     14s (x3 over 52s)  kubelet  Error: ErrImagePull",
+            "5m          Warning   BackoffLimitExceeded   job/finetune-llama   Job has reached the specified backoff limit",
+            '2m12s       Warning   FailedCreate           replicaset/vllm-7d9f   Error creating: pods "vllm-7d9f-" is forbidden: exceeded quota: gpu-quota',
+        ),
+        triggers=(b"Warning  ",),
+    ),
     *CRASH_SHAPES,
     Shape(
         "nccl",
