@@ -11,6 +11,7 @@ import zlib
 from pathlib import Path
 
 import pytest
+from tiers import one_quick
 from tui_fixtures import run
 
 from tracelens.cli import main
@@ -477,11 +478,14 @@ BIG = 450  # more than the first page (SHOWN = 200)
 
 @pytest.mark.parametrize(
     "widget, value, matched",
-    [
-        (None, None, BIG),
-        ("#status", "resolved", sum(1 for k in range(BIG) if STATUSES[k % 3] == "resolved")),
-        ("#category", "nccl", sum(1 for k in range(BIG) if CATEGORIES[k % 4] == "nccl")),
-    ],
+    one_quick(
+        [
+            (None, None, BIG),
+            ("#status", "resolved", sum(1 for k in range(BIG) if STATUSES[k % 3] == "resolved")),
+            ("#category", "nccl", sum(1 for k in range(BIG) if CATEGORIES[k % 4] == "nccl")),
+        ],
+        keep=1,
+    ),
 )
 def test_tui_filters_a_large_store_from_its_indexes(tmp_path, widget, value, matched):
     from textual.widgets import DataTable, Select, Static

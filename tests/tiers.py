@@ -3,8 +3,10 @@
 ``pytest`` runs the quick tier, what a change is checked with while it is made: one in
 ``SAMPLE`` of each table of corpus logs and rule examples, and no test marked ``slow`` (a
 Ray cluster, a store of every labelled log, the TUI over every planted secret, the longer TUI
-walks). ``pytest --full`` runs everything: every log, every example, every slow test; CI runs
-it. conftest.py sets ``FULL`` from the command line before any test module is imported, so a
+walks, the TUI pictures but one of each kind of screen, three kinds of planted secret in four,
+and the cases but one of tables whose cases each cost a pool of processes or a large store:
+:func:`one_quick`). ``pytest --full`` runs everything: every log, every example, every slow
+test; CI runs it. conftest.py sets ``FULL`` from the command line before any test module is imported, so a
 table is cut before its tests are collected (collecting every log's tests is itself seconds).
 """
 
@@ -26,3 +28,16 @@ def sample(items: Iterable[T]) -> list[T]:
     some)."""
     items = list(items)
     return items if FULL or len(items) <= SMALL else items[::SAMPLE]
+
+
+def one_quick(rows: Iterable, keep: int = 0) -> list:
+    """``parametrize`` rows with every row but ``keep`` marked slow: the quick tier runs one
+    case of a table whose cases each cost a pool of processes or a large store, ``--full``
+    every case (the ids stay those of the plain rows)."""
+    import pytest
+
+    out = []
+    for k, row in enumerate(rows):
+        args = row if isinstance(row, tuple) else (row,)
+        out.append(pytest.param(*args, marks=() if k == keep else pytest.mark.slow))
+    return out
