@@ -360,7 +360,7 @@ SHAPES: tuple[Shape, ...] = (
         r"\bNCCL WARN\b|\bNCCL error\b|\bncclInternalError\b|\bncclSystemError\b|\bncclUnhandledCudaError\b|"
         r"\bncclInvalidUsage\b|\bncclRemoteError\b|\bncclInvalidArgument\b|\bNCCL failure\b|"
         # NVSHMEM's errors: its source file and line, then what failed
-        r"\bnvshmem\S*/\S+\.(?:cpp|cu|cc|c|h):(?:\w+:)?\d+: ",
+        r"(?:\b|_)nvshmem\S*/\S+\.(?:cpp|cu|cc|c|h):(?:\w+:)?\d+: ",
         (
             "node-1:2345:2390 [0] misc/socket.cc:484 NCCL WARN socketStartConnect: Connect to 10.0.0.2<43355> failed : Software caused connection abort",
             "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.21.5",
@@ -368,6 +368,8 @@ SHAPES: tuple[Shape, ...] = (
             "node-b: Test NCCL failure common.cu:959 'internal error - please report this issue to the NCCL developers'",
             "/opt/nvshmem/nvshmem/src/modules/transport/ibgda/ibgda.cpp:1889: NULL value cannot allocate mlx5dv_devx_uar",
             "/tmp/nvshmem_src/src/host/init/init.cu:nvshmemi_check_state_and_init:1080: nvshmem initialization failed, exiting",
+            # NVIDIA's own builds: the source tree is ".../main_nvshmem/src/..."
+            "/dvs/p4/build/sw/rel/gpgpu/toolkit/r13.2/main_nvshmem/src/host/team/team_internal.cpp:1821: error status: 2 (NVSHMEMX_ERROR_OUT_OF_MEMORY) No more teams available (max = 7), try setting NVSHMEM_MAX_TEAMS environment variable",
         ),
         triggers=(
             b"NCCL WARN",
