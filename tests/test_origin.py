@@ -110,6 +110,18 @@ _UP = "(APIServer pid=7) INFO 12-02 08:53:42 [api_server.py:2052] Starting vLLM 
 _SCRAPED = '(APIServer pid=7) INFO:     10.0.0.9:40112 - "GET /metrics HTTP/1.1" 200 OK\n'
 
 
+def test_a_chat_template_that_refuses_one_conversation_is_that_clients_error():
+    """vLLM's chat handler answers a jinja2 TemplateError (a template's raise_exception: roles
+    that do not alternate) with 400 and serves the next request: one client's mistake."""
+    refused = _CHAT_TB.replace(
+        "ValueError: As of transformers v4.44, default chat template is no longer allowed, so you must provide a chat template if the tokenizer does not define one.",
+        "jinja2.exceptions.TemplateError: Conversation roles must alternate user/assistant/user/assistant/...",
+    )
+    first = diagnose(_UP + refused + _SERVED).diagnoses[0]
+    assert first.severity == "warning", (first.rule_id, first.notes)
+    assert "4xx status" in " ".join(first.notes)
+
+
 @pytest.mark.parametrize(
     ("log", "severity"),
     [

@@ -49,7 +49,9 @@ _QUOTES_TRACEBACK = re.compile(
 _CLIENT_LIBRARIES = ("openai.", "litellm.", "anthropic.", "httpx.", "requests.", "aiohttp.")
 """Modules of the HTTP and API clients whose exceptions report a server's answer."""
 _VALIDATION_TYPES = re.compile(
-    r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError)$"
+    r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError|"
+    # a chat template that refused the conversation (vLLM's chat handler answers it with 400)
+    r"TemplateError|TemplateSyntaxError|UndefinedError)$"
 )
 # pydantic's first line only counts the errors; the next lines say what is wrong
 _VALIDATION = re.compile(r"ValidationError$")
