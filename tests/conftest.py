@@ -23,7 +23,7 @@ def pytest_addoption(parser) -> None:
         "--full",
         action="store_true",
         help="the whole suite: every corpus log and rule example, and the tests marked slow "
-        "(without it, one in 16 of each and no slow test: tests/tiers.py)",
+        f"(without it, one in {tiers.SAMPLE} of each and no slow test: tests/tiers.py)",
     )
 
 

@@ -18,7 +18,7 @@ from typing import TypeVar
 T = TypeVar("T")
 
 FULL = False
-SAMPLE = 16
+SAMPLE = 32
 SMALL = 64  # a table this long or shorter is checked whole in both tiers
 
 
@@ -30,14 +30,15 @@ def sample(items: Iterable[T]) -> list[T]:
     return items if FULL or len(items) <= SMALL else items[::SAMPLE]
 
 
-def one_quick(rows: Iterable, keep: int = 0) -> list:
-    """``parametrize`` rows with every row but ``keep`` marked slow: the quick tier runs one
-    case of a table whose cases each cost a pool of processes or a large store, ``--full``
-    every case (the ids stay those of the plain rows)."""
+def one_quick(rows: Iterable, keep: int | tuple[int, ...] = 0) -> list:
+    """``parametrize`` rows with every row but ``keep`` (a position, or several) marked slow:
+    the quick tier runs one case of a table whose cases each cost a process, a pool of them or
+    a large store, ``--full`` every case (the ids stay those of the plain rows)."""
     import pytest
 
+    kept = (keep,) if isinstance(keep, int) else keep
     out = []
     for k, row in enumerate(rows):
         args = row if isinstance(row, tuple) else (row,)
-        out.append(pytest.param(*args, marks=() if k == keep else pytest.mark.slow))
+        out.append(pytest.param(*args, marks=() if k in kept else pytest.mark.slow))
     return out
