@@ -26,7 +26,7 @@ import yaml
 from tracelens.engine import parse_path
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.load import default_rules
-from tracelens.rulebook.nearest import THRESHOLD, Entry, by_words, entry_of, indexed, nearest
+from tracelens.rulebook.nearest import THRESHOLD, Entry, by_words, entry_of, nearest
 from tracelens.rulebook.origin import Wrappers, find_origin
 from tracelens.rulebook.unrecognized import choose_category
 from tracelens.rulebook.words import Words
@@ -86,10 +86,9 @@ def main() -> None:
     categories = {lr.id: lr.rule.category for lr in rules.rules}
     added = added_times()
     entries: list[tuple[int, Entry]] = []
-    for lr in rules.with_examples():
-        if not indexed(lr):
-            continue
-        for path in lr.examples:
+    for k, paths in rules.cause_examples():  # what the nearest-failure index is made of
+        lr = rules.rules[k]
+        for path in paths:
             origin, _ = find_origin(parse_path(str(path)), wrappers)
             if origin is None:
                 continue
