@@ -187,6 +187,15 @@ CASES = [
         f"{SITE}/torch/cuda/__init__.py",
         "cuda-driver-mismatch",
     ),
+    # an extension built without its CUDA kernels: that package to rebuild or reinstall
+    (
+        "extension-cpu-only",
+        "exception",
+        "RuntimeError",
+        "Not compiled with CUDA support",
+        f"{SITE}/torch_cluster/radius.py",
+        "dependency-missing",
+    ),
     # XLA on a TPU out of its device memory
     (
         "tpu-hbm",

@@ -43,6 +43,10 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "gpu-oom",
         ),
+        # an extension (torch_scatter, torch_cluster, detectron2 ...) built without its CUDA
+        # kernels: that package's build to replace, not the GPU stack (torch's own CPU-only
+        # wheel says "Torch not compiled with CUDA enabled", below)
+        (re.compile(r"\bNot compiled with (?:CUDA|GPU) support\b"), "dependency-missing"),
         (
             re.compile(
                 r"torch\.cuda\.is_available\(\) is False|No (?:CUDA|HIP|XPU|NPU) GPUs are available|"
