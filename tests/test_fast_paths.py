@@ -447,7 +447,7 @@ def test_key_values_of_every_corpus_line_with_an_equals_sign():
         for r in logread.records_from_bytes(p.read_bytes())
         if "=" in r.text
     ]
-    assert len(texts) > 1000
+    assert len(texts) > 500  # about 1,000 in the quick tier's one log in 32, 30,000 in --full
     assert [_KeyValues(t).pairs() for t in texts] == [CharByChar(t).pairs() for t in texts]
 
 
