@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 import pytest
+from tiers import one_quick
 
 from tracelens.cli import main
 from tracelens.incidents.redact import Redactor, redact
@@ -177,17 +178,8 @@ def _outputs(tmp_path: Path, log: Path, capsys) -> dict[str, str]:
 
 # each kind of secret goes through fifteen commands: the quick tier plants one kind in four,
 # ``--full`` every kind
-QUICK_KINDS = sorted(KINDS)[::4]
-
-
 @pytest.mark.parametrize("where", ["message", "title-cut"])
-@pytest.mark.parametrize(
-    "kind",
-    [
-        pytest.param(k, marks=() if k in QUICK_KINDS else pytest.mark.slow, id=k)
-        for k in sorted(KINDS)
-    ],
-)
+@pytest.mark.parametrize("kind", one_quick(sorted(KINDS), keep=tuple(range(0, len(KINDS), 4))))
 def test_no_planted_secret_reaches_any_output(tmp_path, capsys, kind, where):
     secret = KINDS[kind][0]
     name = f"crash-{secret}.log" if kind in SELF_EVIDENT else "crash.log"

@@ -6,6 +6,7 @@ dialog); the other sizes, tabs, keys and dialogs, a second each, are ``--full``'
 from __future__ import annotations
 
 import pytest
+from tiers import one_quick
 from tui_fixtures import make_store, own_config, seed_report  # noqa: F401 (autouse)
 
 from tracelens.tui import make_app
@@ -16,10 +17,6 @@ SIZES = [
     pytest.param(SIZE, id="80x24"),
     pytest.param(WIDE, id="200x50", marks=pytest.mark.slow),
 ]
-
-
-def _full(*values):
-    return [pytest.param(v, marks=pytest.mark.slow) for v in values]
 
 
 @pytest.fixture()
@@ -39,7 +36,7 @@ def test_incident_list_light_theme_filtered(snap_compare, db):
     )
 
 
-@pytest.mark.parametrize("tab", ["1", *_full("2", "3", "4", "5")])
+@pytest.mark.parametrize("tab", one_quick(["1", "2", "3", "4", "5"]))
 def test_diagnosis_tabs(snap_compare, tmp_path, tab):
     app = make_app(db_path=tmp_path / "none.db", report=seed_report())
     assert snap_compare(app, terminal_size=SIZE, press=[tab])
@@ -84,12 +81,12 @@ def test_rules_browser(snap_compare, tmp_path, size, monkeypatch):
     assert snap_compare(app, terminal_size=size, press=["r", *"nccl"])
 
 
-@pytest.mark.parametrize("key", ["n", *_full("question_mark")])
+@pytest.mark.parametrize("key", one_quick(["n", "question_mark"]))
 def test_dialogs_from_the_list(snap_compare, tmp_path, key):
     assert snap_compare(make_app(db_path=tmp_path / "none.db"), terminal_size=SIZE, press=[key])
 
 
-@pytest.mark.parametrize("key", _full("x", "a", "t"))
+@pytest.mark.parametrize("key", one_quick(["x", "a", "t"], keep=()))
 def test_dialogs_from_an_incident(snap_compare, db, key, monkeypatch):
     monkeypatch.chdir("/")  # the export dialog shows the folder it writes to: the same everywhere
     assert snap_compare(make_app(db_path=db), terminal_size=SIZE, press=["enter", key])

@@ -6,8 +6,9 @@ Ray cluster, a store of every labelled log, the TUI over every planted secret, t
 walks, the TUI pictures but one of each kind of screen, three kinds of planted secret in four,
 and the cases but one of tables whose cases each cost a pool of processes or a large store:
 :func:`one_quick`). ``pytest --full`` runs everything: every log, every example, every slow
-test; CI runs it. conftest.py sets ``FULL`` from the command line before any test module is imported, so a
-table is cut before its tests are collected (collecting every log's tests is itself seconds).
+test; CI runs it. conftest.py sets ``FULL`` from the command line before any test module is
+imported, so a table is cut before its tests are collected (collecting every log's tests is
+itself seconds).
 """
 
 from __future__ import annotations

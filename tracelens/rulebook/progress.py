@@ -93,7 +93,7 @@ dead, requests already inside may still be answered, but no new one ever is."""
 
 def answered_request(text: str) -> bool:
     """An access-log line of a request answered with success, not an answered probe."""
-    return re.search(_ANSWERED, text) is not None and _PROBE.search(text) is None
+    return re.search(_ANSWERED, text) is not None and not probe(text)
 
 
 def probe(text: str) -> bool:

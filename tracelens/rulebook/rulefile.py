@@ -63,8 +63,8 @@ def categories() -> frozenset[str]:
     return pack_categories(shipped_rules_dir())
 
 
-# a pack's categories.yaml as last read: (its path, modification time in ns, size) -> names
-_PACKS: dict[tuple[str, int, int], frozenset[str]] = {}
+# each pack's categories.yaml as last read: its path -> ((mtime in ns, size), names)
+_PACKS: dict[str, tuple[tuple[int, int], frozenset[str]]] = {}
 
 
 def pack_categories(root: Path) -> frozenset[str]:
@@ -77,14 +77,11 @@ def pack_categories(root: Path) -> frozenset[str]:
         st = path.stat()
     except OSError:
         return frozenset()
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    names = _PACKS.get(key)
-    if names is None:
-        names = _read_categories(path)
-        for old in [k for k in _PACKS if k[0] == key[0]]:
-            del _PACKS[old]  # an edited list replaces what was read of it before
-        _PACKS[key] = names
-    return names
+    stamp = (st.st_mtime_ns, st.st_size)
+    held = _PACKS.get(str(path))
+    if held is None or held[0] != stamp:
+        held = _PACKS[str(path)] = (stamp, _read_categories(path))
+    return held[1]
 
 
 def _read_categories(path: Path) -> frozenset[str]:
