@@ -32,6 +32,9 @@ def pytest_configure(config) -> None:
     if config.getoption("--snapshot-update", default=False) and not tiers.FULL:
         # the quick tier draws only some of the pictures: syrupy would delete the others
         raise pytest.UsageError("--snapshot-update needs --full (every snapshot test)")
+    if not tiers.FULL and hasattr(config.option, "warn_unused_snapshots"):
+        # nor may the pictures it leaves out fail a serial quick run as "unused"
+        config.option.warn_unused_snapshots = True
 
 
 def pytest_report_header(config) -> str:
