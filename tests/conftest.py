@@ -42,7 +42,9 @@ def pytest_configure(config) -> None:
 # collected tests), and Python's default pace of collection scans all of them every few
 # thousand short-lived allocations: about a sixth of the suite's CPU. Fewer, larger young
 # collections and rarer full ones; cycles are still collected.
-_GC_THRESHOLDS = tuple(int(x) for x in os.environ.get("TRACELENS_TEST_GC", "10000,20,50").split(","))
+_GC_THRESHOLDS = tuple(
+    int(x) for x in os.environ.get("TRACELENS_TEST_GC", "10000,20,50").split(",")
+)
 gc.set_threshold(*_GC_THRESHOLDS)
 
 
