@@ -109,10 +109,13 @@ def test_a_large_text_file_is_a_log_whatever_its_first_bytes():
     assert not_a_log(head, len(JSON_CONFIG)) == "a JSON document"
 
 
-@pytest.mark.parametrize("path", CORPUS_LOGS, ids=lambda p: str(p.relative_to(ROOT / "corpus")))
-def test_every_corpus_log_is_a_log(path):
-    data = path.read_bytes()
-    assert not_a_log(data[:HEAD], len(data)) is None
+def test_every_corpus_log_is_a_log():
+    refused = {}
+    for path in CORPUS_LOGS:
+        data = path.read_bytes()
+        if (what := not_a_log(data[:HEAD], len(data))) is not None:
+            refused[str(path.relative_to(ROOT / "corpus"))] = what
+    assert CORPUS_LOGS and refused == {}
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "corpus").rglob("*collect-env*.log")), ids=str)

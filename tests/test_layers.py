@@ -133,10 +133,12 @@ def test_no_import_loops():
     assert loops == []
 
 
-@pytest.mark.parametrize("name", sorted(MODULES))
-def test_modules_stay_short(name):
-    path = MODULES[name]
-    if path.parent.name == "grammars" and path.name == "traceback_table.py":
-        pytest.skip("generated parse table")
-    lines = len(path.read_text(encoding="utf-8").splitlines())
-    assert lines <= MAX_LINES, f"{path.relative_to(PKG.parent)} has {lines} lines"
+def test_modules_stay_short():
+    long = []
+    for path in MODULES.values():
+        if path.parent.name == "grammars" and path.name == "traceback_table.py":
+            continue  # the generated parse table
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES:
+            long.append(f"{path.relative_to(PKG.parent)} has {lines} lines")
+    assert len(MODULES) > 100 and long == []

@@ -83,12 +83,14 @@ def test_every_surveyed_signature_has_a_snippet_and_a_known_category():
         assert sig["snippet"].strip() and sig["category"] in cats, sig["signature"]
 
 
-@pytest.mark.parametrize("lr", RULES.rules, ids=[lr.rule.id for lr in RULES.rules])
-def test_explain_never_shows_raw_placeholders(lr):
+def test_explain_never_shows_raw_placeholders():
+    # one test over every rule, each rule that shows one named: a case each would be more than
+    # a quarter of the quick suite's tests, each costing xdist more than the check itself
     from tracelens.render.rules import render_rule
     from tracelens.rulebook.placeholders import _PLACEHOLDER
 
-    assert not _PLACEHOLDER.search(render_rule(lr))
+    shown = [lr.id for lr in RULES.rules if _PLACEHOLDER.search(render_rule(lr))]
+    assert len(RULES.rules) > 1000 and shown == []
 
 
 def test_the_rule_model_knows_the_one_list_of_severities():

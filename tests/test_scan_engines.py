@@ -184,10 +184,10 @@ def _may_match_a_line_end(pattern: bytes) -> bool:
     return b"\\" in rest or b"." in rest or b"[^" in rest or b"\n" in pattern or b"\r" in pattern
 
 
-@pytest.mark.parametrize("pattern", scan.PATTERNS)
-def test_no_scan_pattern_can_match_a_line_end(pattern):
+def test_no_scan_pattern_can_match_a_line_end():
     # the Hyperscan path starts RE2 at the line where a match ends: no match may span lines
-    assert not _may_match_a_line_end(pattern)
+    assert len(scan.PATTERNS) > 100
+    assert [p for p in scan.PATTERNS if _may_match_a_line_end(p)] == []
 
 
 @pytest.mark.parametrize(

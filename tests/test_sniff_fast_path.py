@@ -9,10 +9,13 @@ from tracelens.fleet import sniff
 from tracelens.fleet.sniff import _BAD, HEAD, SAMPLE, not_a_log
 
 
-@pytest.mark.parametrize("byte", range(128))
-def test_fast_set_is_the_regex(byte: int) -> None:
-    char = bytes([byte]).decode("utf-8", "replace")
-    assert (byte in sniff._TEXT_ASCII) is (_BAD.match(char) is None)
+def test_fast_set_is_the_regex() -> None:
+    differ = [
+        byte
+        for byte in range(128)
+        if (byte in sniff._TEXT_ASCII) is not (_BAD.match(chr(byte)) is None)
+    ]
+    assert differ == []
 
 
 def _plain(head: bytes, size: int) -> str | None:
