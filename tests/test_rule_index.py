@@ -179,6 +179,30 @@ def test_an_edit_in_the_same_timestamp_tick_is_seen(tmp_path, monkeypatch):
     assert cause_of(cheap(tmp_path / "mine")) == {"x/one": "other"}
 
 
+def test_a_rule_just_written_is_not_indexed_again_at_every_log(tmp_path, monkeypatch):
+    """``rules new`` then ``rules test``: the new file has no settled stamp, so each log read
+    for it compares the file's checksum, and the index is built once, not once a log; an edit
+    of the same size in the same tick is still seen by the same loaded rules."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = write(tmp_path / "mine", "x/one", cause="first")
+    st = path.stat()
+    builds = [0]
+    real = rule_index._build
+
+    def counting(*args, **kwargs):
+        builds[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(rule_index, "_build", counting)
+    rs = cheap(tmp_path / "mine")
+    for _ in range(5):
+        assert cause_of(rs) == {"x/one": "first"}
+    assert builds[0] == 1
+    path.write_text(RULE.format(id="x/one", needs="boom", cause="other"))
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert cause_of(rs) == {"x/one": "other"} and builds[0] == 2
+
+
 def _garbage(path: Path) -> None:
     path.write_bytes(b"\x00not an index" * 100)
 

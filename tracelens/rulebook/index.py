@@ -211,16 +211,30 @@ class Index:
         return True
 
     def changed(self, ks: list[int]) -> bool:
-        """Whether a file of these rules is not the one indexed (edited in place)."""
+        """Whether a file of these rules is not the one indexed (edited in place). A file
+        written just before the index was built has no stamp to compare (:data:`UNSETTLED`):
+        its checksum is (else a rule just written by ``rules new`` would rebuild the index
+        at every log ``rules test`` reads for it, for two seconds)."""
         mtimes, sizes = self.run["mtimes"], self.run["sizes"]
         for k in ks:
             try:
                 st = os.stat(self.paths[k])
             except OSError:
                 return True
-            if st.st_mtime_ns != mtimes[k] or st.st_size != sizes[k]:
+            if st.st_size != sizes[k]:
+                return True
+            if st.st_mtime_ns != mtimes[k] and (
+                mtimes[k] != UNSETTLED or not self._same_content(k)
+            ):
                 return True
         return False
+
+    def _same_content(self, k: int) -> bool:
+        path = self.paths[k]
+        try:
+            return zlib.crc32(Path(path).read_bytes()) == self.catalog()[path][2]
+        except (*_CORRUPT, KeyError):
+            return False
 
 
 def _open(path: Path, roots: list[Path]) -> Index | None:
