@@ -795,6 +795,9 @@ _ELASTIC = "I1104 12:41:09.884000 140602 torch/distributed/elastic/agent/server/
             "Total running time: 41min 3s\n",
             "error",
         ),
+        # trtexec's last line: it succeeded, or it did not
+        ("&&&& PASSED TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=m.onnx\n", "warning"),
+        ("&&&& FAILED TensorRT.trtexec [TensorRT v8601] # trtexec --onnx=m.onnx\n", "error"),
     ],
     ids=[
         "group-finished",
@@ -804,6 +807,8 @@ _ELASTIC = "I1104 12:41:09.884000 140602 torch/distributed/elastic/agent/server/
         "ray-job-failed",
         "ray-train-completed",
         "ray-tune-trial-completed",
+        "trtexec-passed",
+        "trtexec-failed",
     ],
 )
 def test_an_elastic_restart_that_finishes_makes_the_failure_before_it_a_warning(after, severity):

@@ -66,7 +66,9 @@ _ALL_PASSED = re.compile(
     r"^Job '\S+' succeeded\s*$|"  # ray job submit / logs --follow / status
     # Ray Train's reporter when the training function returned (restarts and all); a Tune
     # trial's "completed after" says nothing of the other trials
-    r"^Training completed after \d+ iterations at "
+    r"^Training completed after \d+ iterations at |"
+    # NVIDIA's samples and trtexec end with this line when they succeeded ("&&&& FAILED" else)
+    r"^&&&& PASSED TensorRT\.\w+"
 )
 """A test run's closing summary when nothing failed: pytest's ("== 6 passed, 1 warning in
 3.21s =="; "failed" or "error" in it keeps it from matching), whose passing tests may print
@@ -81,7 +83,9 @@ behind a proxy, then found) was done again and ended well; a job's "Job complete
 (submitit's last line after a preempted, requeued run resumed and finished; job scripts' too);
 Ray's "Job 'raysubmit_...' succeeded": the driver finished well, whatever its tasks were retried
 after (a worker the memory monitor killed); Ray Train's "Training completed after 20 iterations
-at ...", after a node it lost and the restart from its checkpoint."""
+at ...", after a node it lost and the restart from its checkpoint; trtexec's "&&&& PASSED
+TensorRT.trtexec [TensorRT v8601] # trtexec ...", after the builder's allocation errors for
+tactics it then skipped."""
 
 
 _VITAL_THREAD = re.compile(
@@ -174,7 +178,7 @@ _PROGRESS_OR_START = (
     rb"The server is fired up and ready to roll|succeeded|(?i:loss)|exit|completed=|moving on|"
     rb"worker continues| passed|Out of bounds values|worker group|Prompt executed in|"
     rb", skipped=|Successfully installed|Job completed successfully|' succeeded|(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /|"
-    rb" finished iteration |Training completed after "
+    rb" finished iteration |Training completed after |&&&& PASSED"
 )
 """A literal of each branch of :data:`_RUN_START` and :data:`_PROGRESS` (``loss`` in any case
 for the training loops' lines and ``{'loss': ``): it matches in every line they find."""
