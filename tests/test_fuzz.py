@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mutations import MUTATIONS, mutant
+from tiers import examples
 from worklimit import guard
 
 from tracelens.engine import diagnose
@@ -18,7 +19,7 @@ from tracelens.render.jsonout import render_json
 from tracelens.render.markdown import render_markdown
 from tracelens.render.text import render_text
 
-FUZZ = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+FUZZ = settings(max_examples=examples(60), deadline=None, suppress_health_check=list(HealthCheck))
 
 
 @FUZZ

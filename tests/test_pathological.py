@@ -10,6 +10,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tiers import examples
 from worklimit import guard
 
 from tracelens import facts
@@ -165,7 +166,7 @@ _KV_REGEX = re.compile(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     st.lists(
         st.sampled_from(

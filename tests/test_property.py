@@ -5,12 +5,15 @@ from __future__ import annotations
 from corpus_expect import corpus_logs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tiers import examples
 
 from tracelens.engine import diagnose, parse
 from tracelens.read.logread import records_from_bytes
 
 LOGS = [p.read_bytes() for p in corpus_logs()]
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def _expected_line_numbers(data: bytes) -> set[int]:

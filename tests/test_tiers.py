@@ -23,3 +23,10 @@ def test_a_large_table_keeps_one_in_sample_from_its_start_to_its_end(monkeypatch
 def test_the_full_suite_keeps_everything(monkeypatch):
     monkeypatch.setattr(tiers, "FULL", True)
     assert tiers.sample(iter(range(1000))) == list(range(1000))
+
+
+def test_property_tests_run_a_fifth_of_their_examples_quick_and_all_in_full(monkeypatch):
+    monkeypatch.setattr(tiers, "FULL", False)
+    assert [tiers.examples(n) for n in (500, 150, 60, 20)] == [100, 30, 12, 10]
+    monkeypatch.setattr(tiers, "FULL", True)
+    assert [tiers.examples(n) for n in (500, 150, 60, 20)] == [500, 150, 60, 20]

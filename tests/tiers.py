@@ -31,6 +31,13 @@ def sample(items: Iterable[T]) -> list[T]:
     return items if FULL or len(items) <= SMALL else items[::SAMPLE]
 
 
+def examples(n: int) -> int:
+    """A property test's number of examples: ``n`` under ``--full``, a fifth of it (at least
+    ten) in the quick tier. Hypothesis keeps the examples that failed in its database and tries
+    them first next time, so a failure found by a long run is not lost in a short one."""
+    return n if FULL else max(10, n // 5)
+
+
 def one_quick(rows: Iterable, keep: int | tuple[int, ...] = 0) -> list:
     """``parametrize`` rows with every row but ``keep`` (a position, or several) marked slow:
     the quick tier runs one case of a table whose cases each cost a process, a pool of them or
