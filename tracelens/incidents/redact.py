@@ -25,6 +25,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import accumulate
 from typing import Any
 from urllib.parse import quote, quote_plus
@@ -169,11 +170,16 @@ _SET_OPTIONS.max_mem = 64 << 20
 def _pattern_set(patterns: list[Pattern]) -> Any:
     """An RE2 set of the patterns: one scan says which of them match a text, so that a text
     the pre-check flags is replaced only by those (``None`` when RE2 cannot build it: then
-    every pattern runs)."""
+    every pattern runs). Built once for each list of patterns (a compiled set is only read)."""
+    return _set_of(tuple(p.source for p in patterns))
+
+
+@lru_cache(maxsize=8)
+def _set_of(sources: tuple[str, ...]) -> Any:
     which = re2.Set.SearchSet(_SET_OPTIONS)
     try:
-        for p in patterns:
-            which.Add(p.source)
+        for source in sources:
+            which.Add(source)
         which.Compile()
     except re2.error:
         return None

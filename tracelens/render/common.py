@@ -140,10 +140,7 @@ def md_link(url: str) -> str:
 
 def fence(text: str, lang: str = "") -> str:
     """A Markdown code fence that survives backticks inside the text."""
-    longest = run = 0
-    for ch in text:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max(map(len, re.findall("`+", text)), default=0)
     ticks = "`" * max(3, longest + 1)
     return f"{ticks}{lang}\n{text}\n{ticks}"
 
