@@ -283,8 +283,10 @@ def github_url(
     note = "_(shortened to fit a link: the full diagnosis and log excerpt are in the log itself)_"
     room = GITHUB_URL_LIMIT - len(base) - len(quote("\n" + note + "\n"))
     kept: list[str] = []
+    used, newline = 0, len(quote("\n"))  # quote() encodes each character on its own
     for line in body.splitlines():  # whole lines only: never a word cut in half
-        if len(quote("\n".join([*kept, line]))) > room:
+        used += len(quote(line)) + (newline if kept else 0)
+        if used > room:
             break
         kept.append(line)
     return base + quote("\n".join([*kept, note]) + "\n")
