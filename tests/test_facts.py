@@ -298,6 +298,47 @@ CASES = {
         "    return cls.from_pretrained(pretrained_model_name_or_path=pretrained_model_name_or_path)\n",
         {"model": None},
     ),
+    "nvidia-smi's CSV query": (
+        "$ nvidia-smi --query-gpu=index,name,memory.used,memory.total --format=csv,noheader\n"
+        "0, NVIDIA GeForce RTX 4090, 21786 MiB, 24564 MiB\n"
+        "1, NVIDIA GeForce RTX 4090, 21790 MiB, 24564 MiB\n",
+        {"gpu_name": "NVIDIA GeForce RTX 4090", "gpu_count": "2"},
+    ),
+    "a script's device line among others": (
+        "torch 2.6.0+cu124 | transformers 4.49.0 | GPU: NVIDIA L4 (23034 MiB, 58 SMs)\n",
+        {"gpu_name": "NVIDIA L4", "torch_version": "2.6.0+cu124"},
+    ),
+    "a script's own device line": (
+        "device: NVIDIA GeForce RTX 3090 (cuda:0)\n",
+        {"gpu_name": "NVIDIA GeForce RTX 3090"},
+    ),
+    "a sentence naming a GPU is no device line": (
+        "We saw the same on a device that NVIDIA GeForce RTX 3090 owners reported\n",
+        {"gpu_name": None},
+    ),
+    "a sentence about the company is no GPU": (
+        "NVIDIA, the vendor, ships drivers, 5 MiB\n",
+        {"gpu_name": None},
+    ),
+    "the vLLM image a pod pulled": (
+        '  Normal  Pulled  2m  kubelet  Successfully pulled image "vllm/vllm-openai:v0.9.0" in 1m2s\n',
+        {"vllm_version": "0.9.0"},
+    ),
+    "the SGLang image of a docker command": (
+        "$ docker run --gpus all --shm-size 32g lmsysorg/sglang:v0.4.6.post1-cu124 "
+        "python3 -m sglang.launch_server --model-path m\n",
+        {"sglang_version": "0.4.6.post1"},
+    ),
+    "the PyTorch image of a manifest, not NGC's release month": (
+        "    image: pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel\n"
+        "    image: nvcr.io/nvidia/pytorch:24.05-py3\n",
+        {"torch_version": "2.1.0"},
+    ),
+    "a Marlin kernel chosen at runtime": (
+        "INFO 06-01 10:00:00 awq_marlin.py:113] The model is convertible to awq_marlin during "
+        "runtime. Using awq_marlin kernel.\n",
+        {"quantization": "awq_marlin"},
+    ),
 }
 
 

@@ -138,6 +138,28 @@ EXTRACTORS: tuple[Extractor, ...] = (
         scan=False,
     ),
     _x("triton==", r"(?P<req>requires )?\btriton==" + _VER, "triton_version", 1),
+    # a container image's tag, where a Kubernetes event, a docker command or a manifest names
+    # it: "vllm/vllm-openai:v0.9.0", "lmsysorg/sglang:v0.4.6.post1-cu124",
+    # "pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel" (NGC's "nvcr.io/nvidia/pytorch:24.05-py3"
+    # is a release month, not a PyTorch version)
+    _x(
+        "vllm/vllm-openai:",
+        r"\bvllm/vllm-openai:v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+)?)\b",
+        "vllm_version",
+    ),
+    _x(
+        "lmsysorg/sglang:",
+        r"\blmsysorg/sglang:v?(?P<v>\d+\.\d+\.\d+(?:\.post\d+)?)\b",
+        "sglang_version",
+    ),
+    _x("pytorch/pytorch:", r"\bpytorch/pytorch:(?P<v>\d+\.\d+\.\d+)-", "torch_version"),
+    # vLLM's and SGLang's choice of a faster kernel for a GPTQ/AWQ checkpoint
+    _x(
+        "during runtime. Using",
+        r"The model is convertible to (?P<v>\w+) during runtime\. Using \w+ kernel",
+        "quantization",
+        1,
+    ),
     _x("flashinfer", r"\bflashinfer(?:-python)?==" + _VER, "flashinfer_version", 1, scan=False),
     _x(
         "CUDA used to build PyTorch", r"CUDA used to build PyTorch\s*:\s*" + _VER, "cuda_version", 2
@@ -211,6 +233,24 @@ EXTRACTORS: tuple[Extractor, ...] = (
         r"^(?:NVIDIA|Tesla|Quadro) [^,]+, (?P<v>\d+\.\d+)\s*$",
         "compute_capability",
         2,
+        scan=False,
+    ),
+    # nvidia-smi --query-gpu=index,name,memory.used,memory.total --format=csv(,noheader):
+    # "0, NVIDIA GeForce RTX 4090, 21786 MiB, 24564 MiB"
+    _x(
+        ", ",
+        r"^(?:\d+, )?(?P<v>(?:NVIDIA|Tesla|Quadro) [^,\n]*[^,\s]), (?:\d+ MiB|\d+ %|\d+\.\d+(?:,|\s*$))",
+        "gpu_name",
+        1,
+        scan=False,
+    ),
+    # a script's own device line, alone or among others: "GPU: NVIDIA L4 (22.5 GB)",
+    # "torch 2.1.1+cu121 | cuda available: True | device: NVIDIA GeForce RTX 3090 (24.0 GiB)"
+    _x(
+        ": NVIDIA ",
+        r"(?:^\s*|[|;,]\s*)(?:GPU|[Dd]evice)(?: name)?\s*: (?P<v>NVIDIA [^(\n,|;]*[^(\n,|;\s])",
+        "gpu_name",
+        0,
         scan=False,
     ),
     _x("Current capability", r"Current capability: (?P<v>\d+)", "compute_capability_int", 2),
