@@ -718,6 +718,23 @@ CASES = [
         f"{SITE}/torch/distributed/checkpoint/default_planner.py",
         "tensor-mismatch",
     ),
+    # a serving engine that gave up waiting for its workers, and a timeout elsewhere
+    (
+        "engine-loop-timeout",
+        "exception",
+        "asyncio.exceptions.TimeoutError",
+        "",
+        f"{SITE}/vllm/engine/async_llm_engine.py",
+        "worker-died",
+    ),
+    (
+        "timeout-outside-an-engine",
+        "exception",
+        "TimeoutError",
+        "",
+        "/home/user/app/client.py",
+        "unrecognized",
+    ),
 ]
 
 

@@ -263,6 +263,10 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
             return cat
     if validation:
         return "config-invalid"
+    if origin.type.rsplit(".", 1)[-1] == "TimeoutError" and _ENGINE.search(file.replace("\\", "/")):
+        # a serving engine that waited for its workers (V0's run_engine_loop, an RPC to the
+        # engine core): one of them stalled or died, whatever the engine was given
+        return "worker-died"
     if (
         framework_checks
         and origin.kind == "exception"
