@@ -5,6 +5,7 @@ points at nothing on the user's machine."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -69,7 +70,9 @@ IDS = [Path(name).stem[:40] for name, _, _ in FAILURES]
 BOOKKEEPING = ("time(s)", "status open", "Incident #", "seen 1", "first seen")
 
 
+@cache
 def _live(name: str):
+    """The log's report, diagnosed once for all the tests that read it (none changes it)."""
     return diagnose((CORPUS / name).read_bytes(), source=name)
 
 
