@@ -334,6 +334,14 @@ CASES = {
         "    image: nvcr.io/nvidia/pytorch:24.05-py3\n",
         {"torch_version": "2.1.0"},
     ),
+    "torch's capability pair as a script prints it": (
+        "device: cuda:0 Tesla P100-PCIE-16GB capability (6, 0)\n",
+        {"compute_capability": "6.0"},
+    ),
+    "get_device_capability() printed with its name": (
+        "torch.cuda.get_device_capability() = (8, 6)\n",
+        {"compute_capability": "8.6"},
+    ),
     "a Marlin kernel chosen at runtime": (
         "INFO 06-01 10:00:00 awq_marlin.py:113] The model is convertible to awq_marlin during "
         "runtime. Using awq_marlin kernel.\n",

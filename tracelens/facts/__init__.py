@@ -26,6 +26,7 @@ from tracelens.facts.payloads import (  # noqa: F401  (_kv_pairs: part of this m
     _GPU_CC,
     _MODEL_PATH,
     _args_dict,
+    _capability_pair,
     _cli,
     _engine_config,
     _kv_pairs,
@@ -49,6 +50,7 @@ _SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
     ("serve", _cli),
     ("launch_server", _cli),
     ("api_server", _cli),
+    ("apability", _capability_pair),
 )
 
 

@@ -233,3 +233,22 @@ def _sglang_args(rec: Record, out: _Out) -> None:
         val = _unquote(val)
         if name and val not in ("None", ""):
             out.append(Fact(name=name, value=val, line=rec.line, text=_short(text), priority=3))
+
+
+_CAPABILITY_PAIR = r"(?i)(?:\b(?:compute |cuda |device )?|_)capability(?:\(\))?\s*[:=]?\s*\((?P<major>\d{1,2}), ?(?P<minor>\d)\)"
+
+
+def _capability_pair(rec: Record, out: _Out) -> None:
+    """``torch.cuda.get_device_capability()`` as a script prints it: "capability (6, 0)",
+    "compute capability: (8, 6)" -> compute_capability 6.0 / 8.6."""
+    m = compile_regex(_CAPABILITY_PAIR).search(rec.text)
+    if m is not None:
+        out.append(
+            Fact(
+                name="compute_capability",
+                value=f"{m['major']}.{m['minor']}",
+                line=rec.line,
+                text=_short(rec.text),
+                priority=1,
+            )
+        )
