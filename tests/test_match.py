@@ -44,6 +44,18 @@ def test_fact_tests(test, value, expected):
         ("tp={tensor_parallel_size}", {}, "tp=<tensor_parallel_size>"),
         ("{a}{b}", {"a": "1", "b": "2"}, "12"),
         ('json {"k": 1}', {}, 'json {"k": 1}'),
+        # a fallback that is a placeholder of its own, at any depth
+        ("({signal|{fatal|a crash}})", {"fatal": "Aborted"}, "(Aborted)"),
+        ("({signal|{fatal|a crash}})", {"signal": "SIGSEGV", "fatal": "x"}, "(SIGSEGV)"),
+        ("({signal|{fatal|a crash}})", {}, "(a crash)"),
+        ("{a|{b|{c|deep}}}", {"c": "C"}, "C"),
+        # values go in as they are: the log's own braces are never filled
+        ("{a} {b}", {"a": "{b}", "b": "2"}, "{b} 2"),
+        ("{a|{b}}", {"b": "{a}"}, "{a}"),
+        # what is not a whole placeholder stays text
+        ("{a|open", {}, "{a|open"),
+        ("{a|x{", {"a": "1"}, "{a|x{"),
+        ("}{ {}", {}, "}{ {}"),
     ],
 )
 def test_fill(template, values, expected):

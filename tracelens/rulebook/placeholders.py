@@ -4,20 +4,48 @@ from __future__ import annotations
 
 import re
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?:\|([^{}]*))?\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?:\|((?:[^{}]|\{[^{}]*\})*))?\}")
+"""A placeholder, its fallback holding at most one level of placeholders: the names a rule's
+texts use (:func:`fill` reads any depth)."""
+_NAME = re.compile(r"[A-Za-z_][\w.]*")
+NAMES = re.compile(r"\{([A-Za-z_][\w.]*)[|}]")
+"""The name of every placeholder, those inside fallbacks too."""
 
 
 def fill(template: str, values: dict[str, str]) -> str:
-    """Fill ``{name}`` placeholders; an unknown one becomes its fallback (``{name|fallback}``)
-    or ``<name>``.
+    """Fill ``{name}`` placeholders; an unknown one becomes its fallback (``{name|fallback}``,
+    which may hold placeholders of its own: ``{signal|{fatal|a crash}}``) or ``<name>``. A
+    value is put in as it is: braces the log's text holds are never read as placeholders.
 
     >>> fill("cp {model_path}/a{,.bak} {x} on {gpu|this GPU}", {"model_path": "/m"})
     'cp /m/a{,.bak} <x> on this GPU'
+    >>> fill("died of {signal|{fatal|a crash}}", {"fatal": "{Aborted}"})
+    'died of {Aborted}'
     """
+    return _fill(template, 0, values, nested=False)[0]
 
-    def one(m: re.Match[str]) -> str:
-        if m.group(1) in values:
-            return values[m.group(1)]
-        return m.group(2) if m.group(2) is not None else f"<{m.group(1)}>"
 
-    return _PLACEHOLDER.sub(one, template)
+def _fill(t: str, i: int, values: dict[str, str], nested: bool) -> tuple[str, int]:
+    """The text from ``i`` filled, and where it stopped: at the end, or (``nested``, in a
+    fallback) at the ``}`` that closes it."""
+    out: list[str] = []
+    n = len(t)
+    while i < n:
+        c = t[i]
+        if c == "{" and (m := _NAME.match(t, i + 1)) is not None and m.end() < n:
+            name, j = m.group(0), m.end()
+            if t[j] == "}":
+                out.append(values[name] if name in values else f"<{name}>")
+                i = j + 1
+                continue
+            if t[j] == "|":
+                fallback, k = _fill(t, j + 1, values, nested=True)
+                if k < n:  # closed: a fallback left open is literal text
+                    out.append(values[name] if name in values else fallback)
+                    i = k + 1
+                    continue
+        elif c == "}" and nested:
+            return "".join(out), i
+        out.append(c)
+        i += 1
+    return "".join(out), i

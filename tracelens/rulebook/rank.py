@@ -18,7 +18,7 @@ from tracelens.rulebook.hang import hung_origin
 from tracelens.rulebook.load import RuleSet
 from tracelens.rulebook.model import Rule, not_help_text
 from tracelens.rulebook.origin import Wrappers, find_failures
-from tracelens.rulebook.placeholders import _PLACEHOLDER, fill
+from tracelens.rulebook.placeholders import NAMES, fill
 from tracelens.rulebook.progress import run_span
 from tracelens.rulebook.unrecognized import explains, settle
 
@@ -165,7 +165,7 @@ def evaluate(
                 notes.append(fill(note.text, vals))
                 hit.evidence.extend(nh.evidence)
         evidence = _dedupe_evidence(hit.evidence)
-        used = {m.group(1) for t in _texts(rule) for m in _PLACEHOLDER.finditer(t)}
+        used = {m.group(1) for t in _texts(rule) for m in NAMES.finditer(t)}
         facts_used = {n: values[n] for n in sorted(used) if n in values}
         facts_used.update(hit.facts)
         score = hit.weight + 0.01 * len(evidence) - (100.0 if rule.secondary else 0.0)
