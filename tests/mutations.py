@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from functools import cache
 from pathlib import Path
 
 from corpus_expect import corpus_logs
 
 ROOT = Path(__file__).resolve().parent.parent
-LOGS: list[tuple[str, bytes]] = [(str(p.relative_to(ROOT)), p.read_bytes()) for p in corpus_logs()]
+LOGS: list[Path] = corpus_logs()
+"""Every corpus log, read when a mutation first picks it (reading all of them is a quarter of a
+second of every test process's collection)."""
+
+
+@cache
+def _bytes(path: Path) -> bytes:
+    return path.read_bytes()
+
 
 # envelopes the reader peels, and a few it must not be fooled by
 PREFIXES = [
@@ -87,7 +96,7 @@ def bare_cr_line_ends(data: bytes, rnd: random.Random) -> bytes:
 
 def splice(data: bytes, rnd: random.Random) -> bytes:
     """Part of another corpus log inserted at a line start."""
-    _name, other = rnd.choice(LOGS)
+    other = _bytes(rnd.choice(LOGS))
     lines = _lines(data)
     a = rnd.randrange(len(lines) + 1)
     x, y = sorted(rnd.randrange(len(other) + 1) for _ in range(2))
@@ -104,7 +113,8 @@ MAX_SIZE = 4 << 20
 
 def mutant(rnd: random.Random, steps: int) -> tuple[str, list[str], bytes]:
     """A random corpus log with ``steps`` random mutations: (log, mutation names, bytes)."""
-    name, data = rnd.choice(LOGS)
+    path = rnd.choice(LOGS)
+    name, data = str(path.relative_to(ROOT)), _bytes(path)
     applied: list[str] = []
     for _ in range(steps):
         if len(data) > MAX_SIZE:
