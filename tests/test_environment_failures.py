@@ -44,12 +44,10 @@ def gpu_logs(tmp_path_factory) -> Path:
     return folder
 
 
+# each case ingests a folder through a pool of processes: the quick tier runs the full disk
 @pytest.mark.parametrize(
     "connect,needle",
-    [
-        (_read_only, "readonly database"),
-        (_full_disk, "disk is full"),
-    ],
+    one_quick([(_read_only, "readonly database"), (_full_disk, "disk is full")], keep=1),
 )
 def test_unwritable_database_is_one_line_exit_2(
     tmp_path, capsys, monkeypatch, connect, needle, gpu_logs
@@ -86,11 +84,15 @@ def gpu_store(tmp_path_factory, gpu_logs) -> Path:
 
 @pytest.mark.parametrize(
     "args",
-    [
-        ["ingest", str(SEED)],
-        ["incidents", "list"],
-        ["incidents", "resolve", "1", "--note", "x"],
-    ],
+    # the quick tier writes into the damaged store (the case that must not write); --full
+    # lists and resolves too
+    one_quick(
+        [
+            ["ingest", str(SEED)],
+            ["incidents", "list"],
+            ["incidents", "resolve", "1", "--note", "x"],
+        ]
+    ),
 )
 def test_damaged_database_is_refused_in_one_line(tmp_path, capsys, args, gpu_store):
     db = tmp_path / "incidents.db"
