@@ -53,18 +53,23 @@ def rules(tmp_path, monkeypatch):
     return root
 
 
-@pytest.fixture
-def parses(monkeypatch):
-    """How many rule files were parsed and validated."""
+def calls_of(monkeypatch, name: str) -> list[int]:
+    """A one-item list counting the calls of ``rule_index.<name>`` from now on."""
     count = [0]
-    real = rule_index.load_rule_file
+    real = getattr(rule_index, name)
 
     def counting(*args, **kwargs):
         count[0] += 1
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(rule_index, "load_rule_file", counting)
+    monkeypatch.setattr(rule_index, name, counting)
     return count
+
+
+@pytest.fixture
+def parses(monkeypatch):
+    """How many rule files were parsed and validated."""
+    return calls_of(monkeypatch, "load_rule_file")
 
 
 def cheap(root: Path, **kw):
@@ -186,14 +191,7 @@ def test_a_rule_just_written_is_not_indexed_again_at_every_log(tmp_path, monkeyp
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     path = write(tmp_path / "mine", "x/one", cause="first")
     st = path.stat()
-    builds = [0]
-    real = rule_index._build
-
-    def counting(*args, **kwargs):
-        builds[0] += 1
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(rule_index, "_build", counting)
+    builds = calls_of(monkeypatch, "_build")
     rs = cheap(tmp_path / "mine")
     for _ in range(5):
         assert cause_of(rs) == {"x/one": "first"}
