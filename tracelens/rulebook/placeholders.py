@@ -8,6 +8,8 @@ _PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?:\|((?:[^{}]|\{[^{}]*\})*))?\}"
 """A placeholder, its fallback holding at most one level of placeholders: the names a rule's
 texts use (:func:`fill` reads any depth)."""
 _NAME = re.compile(r"[A-Za-z_][\w.]*")
+_OPEN = re.compile(r"\{")
+_BRACES = re.compile(r"[{}]")
 NAMES = re.compile(r"\{([A-Za-z_][\w.]*)[|}]")
 """The name of every placeholder, those inside fallbacks too."""
 
@@ -22,30 +24,35 @@ def fill(template: str, values: dict[str, str]) -> str:
     >>> fill("died of {signal|{fatal|a crash}}", {"fatal": "{Aborted}"})
     'died of {Aborted}'
     """
+    if "{" not in template:
+        return template
     return _fill(template, 0, values, nested=False)[0]
 
 
 def _fill(t: str, i: int, values: dict[str, str], nested: bool) -> tuple[str, int]:
     """The text from ``i`` filled, and where it stopped: at the end, or (``nested``, in a
-    fallback) at the ``}`` that closes it."""
+    fallback) at the ``}`` that closes it. Text between braces is copied in one piece."""
     out: list[str] = []
     n = len(t)
-    while i < n:
-        c = t[i]
-        if c == "{" and (m := _NAME.match(t, i + 1)) is not None and m.end() < n:
+    special = _BRACES if nested else _OPEN
+    while (b := special.search(t, i)) is not None:
+        k = b.start()
+        out.append(t[i:k])
+        if t[k] == "}":  # nested only: the fallback's end
+            return "".join(out), k
+        if (m := _NAME.match(t, k + 1)) is not None and m.end() < n:
             name, j = m.group(0), m.end()
             if t[j] == "}":
                 out.append(values[name] if name in values else f"<{name}>")
                 i = j + 1
                 continue
             if t[j] == "|":
-                fallback, k = _fill(t, j + 1, values, nested=True)
-                if k < n:  # closed: a fallback left open is literal text
+                fallback, e = _fill(t, j + 1, values, nested=True)
+                if e < n:  # closed: a fallback left open is literal text
                     out.append(values[name] if name in values else fallback)
-                    i = k + 1
+                    i = e + 1
                     continue
-        elif c == "}" and nested:
-            return "".join(out), i
-        out.append(c)
-        i += 1
-    return "".join(out), i
+        out.append("{")
+        i = k + 1
+    out.append(t[i:])
+    return "".join(out), n
