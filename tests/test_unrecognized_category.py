@@ -888,9 +888,29 @@ def test_the_words_answer_only_where_the_guess_has_nothing_specific():
     )
     # ... before the default for a framework's own checks, which stays where the words say nothing
     assert choose_category(plain, [], 85.0, None) == ("config-invalid", None)
-    # a failure line without an exception type: the guess, not the words
+    # a failure line without an exception type: the guess first; the words only where the
+    # guess has nothing and they share enough with known failures (five features)
     line = _origin("error", "", "request failed with status 500")
-    assert choose_category(line, [], 85.0, ("dependency-missing", 0.9))[0] == "unrecognized"
+    assert choose_category(line, [], 85.0, ("dependency-missing", 0.9, 4))[0] == "unrecognized"
+    said = _origin("error", "", "slurmstepd: error: execve(): torchrun: No such file or directory")
+    assert choose_category(said, [], 85.0, ("dependency-missing", 0.6, 5))[0] == (
+        "dependency-missing"
+    )
+    # ... and never for a line that reports a failure told elsewhere (a server's 5xx answer)
+    answer = _origin("http", "", '"POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
+    assert choose_category(answer, [], 85.0, ("config-invalid", 0.9, 7))[0] == "unrecognized"
+    # the guess's own words for a bare line: c++'s terminate of a c10d error, a cgroup's OOM kill
+    dist = _origin(
+        "error", "", "terminate called after throwing an instance of 'c10::DistBackendError'"
+    )
+    assert choose_category(dist, [], 85.0, ("config-invalid", 0.5, 5))[0] == "nccl-error"
+    step = _origin(
+        "error",
+        "",
+        "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.0. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.",
+    )
+    assert choose_category(step, [], 85.0, ("gpu-oom", 0.6, 15))[0] == "host-oom"
     # a close resemblance still lends its rule's category, a loose one no longer does
     close, loose = (
         Near("x/close", "tokenizer-error", 90.0),

@@ -81,7 +81,9 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
     return (
         (
             re.compile(
-                r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError", re.I
+                r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError|"
+                r"\boom[-_]kill",
+                re.I,
             ),
             "host-oom",
         ),
@@ -99,7 +101,11 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "tensor-mismatch",
         ),
         (
-            re.compile(r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous", re.I),
+            re.compile(
+                r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous|"
+                r"Dist(?:Backend|Network|Store)Error",  # c++'s "terminate called ... 'c10::DistBackendError'"
+                re.I,
+            ),
             "nccl-error",
         ),
         (

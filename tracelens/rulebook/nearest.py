@@ -153,9 +153,9 @@ def index(ruleset) -> list[Entry]:
     return entries
 
 
-def by_words(origin, entries: list[Entry], table=None) -> tuple[str, float] | None:
+def by_words(origin, entries: list[Entry], table=None) -> tuple[str, float, int] | None:
     """The category the words of the known failures (``entries``, or their ``table`` built
-    before) give ``origin``, with its probability; None when none of its words is known."""
+    before) give ``origin``, with its probability and how many of its features the table knows; None when none of its words is known."""
     from tracelens.rulebook.words import Words
 
     if table is None:

@@ -20,6 +20,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from functools import cache
+from typing import NamedTuple
 
 _NOISE = frozenset({"site", "packages", "dist", "python", "lib", "usr", "local", "home", "opt"})
 """Path words every install has: they say nothing of the failure."""
@@ -55,6 +56,15 @@ def features(text: str, typ: str, package: str, file: str) -> frozenset[str]:
     return frozenset(out)
 
 
+class Answer(NamedTuple):
+    """The likeliest category, its probability, and how many of the failure's features the
+    table knows (a bare line's few words say little)."""
+
+    category: str
+    probability: float
+    known: int
+
+
 @dataclass(frozen=True)
 class Words:
     """Per category: its weight (rules), the weight of each feature, and the sum of those."""
@@ -84,7 +94,7 @@ class Words:
             vocabulary=vocabulary,
         )
 
-    def category(self, text: str, typ: str, package: str, file: str) -> tuple[str, float] | None:
+    def category(self, text: str, typ: str, package: str, file: str) -> Answer | None:
         """The likeliest category and its probability, or None when not one feature of the
         failure is in the table (the prior alone says nothing of it)."""
         known = [f for f in features(text, typ, package, file) if f in self.vocabulary]
@@ -100,4 +110,4 @@ class Words:
             )
         best = max(scores, key=lambda c: (scores[c], c))
         top = scores[best]
-        return best, 1.0 / sum(math.exp(s - top) for s in scores.values())
+        return Answer(best, 1.0 / sum(math.exp(s - top) for s in scores.values()), len(known))
