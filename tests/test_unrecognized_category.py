@@ -735,6 +735,67 @@ CASES = [
         "/home/user/app/client.py",
         "unrecognized",
     ),
+    # a kernel compiler's cache that lost a file (two processes writing one cache entry)
+    (
+        "compiler-cache-file-gone",
+        "exception",
+        "FileNotFoundError",
+        "[Errno 2] No such file or directory: '/home/user/.triton/cache/0a1b2c/_rms_norm.json.tmp.pid_7_42'",
+        f"{SITE}/triton/runtime/cache.py",
+        "compile-failure",
+    ),
+    # torch.export's own checks of what it was given
+    (
+        "export-user-error",
+        "exception",
+        "torch._dynamo.exc.UserError",
+        "Expecting `args` to be a tuple of example positional inputs, got <class 'torch.Tensor'>",
+        f"{SITE}/torch/export/_trace.py",
+        "compile-failure",
+    ),
+    (
+        "export-dynamic-shapes-spec",
+        "exception",
+        "ValueError",
+        "Node keys mismatch; missing key(s): {'attention_mask'}; extra key(s): {'mask'}",
+        f"{SITE}/torch/export/dynamic_shapes.py",
+        "compile-failure",
+    ),
+    # ... but an exported program called with an input of another shape is that input's
+    (
+        "exported-program-input-shape",
+        "exception",
+        "RuntimeError",
+        "Expected input at *args[0].shape[0] to be equal to 2, but got 4",
+        f"{SITE}/torch/_export/utils.py",
+        "tensor-mismatch",
+    ),
+    # the Hugging Face Hub refused or failed the download, or no token was found
+    (
+        "hub-server-error",
+        "exception",
+        "requests.exceptions.HTTPError",
+        "503 Server Error: Service Temporarily Unavailable for url: https://huggingface.co/api/models/org/model",
+        f"{SITE}/requests/models.py",
+        "model-access",
+    ),
+    (
+        "hub-token-not-found",
+        "exception",
+        "huggingface_hub.errors.LocalTokenNotFoundError",
+        "Token is required (`token=True`), but no token found.",
+        f"{SITE}/huggingface_hub/utils/_headers.py",
+        "model-access",
+    ),
+    # ... but the hub library's strict config dataclasses check a config's values
+    (
+        "hub-strict-config-field",
+        "exception",
+        "huggingface_hub.errors.StrictDataclassFieldValidationError",
+        "Validation error for field 'n_inner': TypeError: Field 'n_inner' with value 2048.0 doesn't match type",
+        f"{SITE}/huggingface_hub/dataclasses.py",
+        "config-invalid",
+    ),
 ]
 
 

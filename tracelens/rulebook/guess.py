@@ -47,14 +47,17 @@ def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound|"
-                r"DatasetNotFound|HFValidationError$"
+                r"DatasetNotFound|HFValidationError$|^huggingface_hub\.errors\.(?!\w*Validation)"
             ),
             "model-access",
         ),
         (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
         (re.compile(r"^ray\.exceptions\.(?!RayTaskError)|^RayActorError$"), "ray-cluster"),
         (
-            re.compile(r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)"),
+            re.compile(
+                r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)|"
+                r"_dynamo\.exc\."  # torch.export's UserError too
+            ),
             "compile-failure",
         ),
         (re.compile(r"Harmony\w*Error$|^mistral_common\."), "tokenizer-error"),
@@ -118,7 +121,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"doesn't exist on the Hub|Repository Not Found|is not a valid model identifier|"
-                r"40[13] Client Error",
+                r"40[13] Client Error|for url: https?://huggingface\.co/",
                 re.I,
             ),
             "model-access",
@@ -246,6 +249,8 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         # a program that is not installed (when it is subprocess), or one installed package
         # calling another with the arguments of another version of it
         return "dependency-missing"
+    if origin.type.endswith(_FILE_ERRORS) and _COMPILER_CACHE.search(file.replace("\\", "/")):
+        return "compile-failure"  # a kernel compiler's cache lost a file (two writers racing)
     validation = origin.type.endswith("ValidationError")
     for rx, cat in _by_type():
         if validation and cat == "config-invalid":
@@ -261,6 +266,8 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         and not _ENGINE.search(file.replace("\\", "/"))
     ):
         return "tensor-mismatch"  # in the user's code: in a serving engine's, its inputs
+    if _EXPORT.search(file.replace("\\", "/")):
+        return "compile-failure"  # torch.export's own checks (a shape an input breaks: above)
     module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
     for rx, cat in _by_words():
         if rx.search(head) or (
@@ -309,6 +316,10 @@ def _shell_job() -> re.Pattern[str]:
     )
 
 
+_FILE_ERRORS = ("FileNotFoundError", "FileExistsError")
+_COMPILER_CACHE = re.compile(r"/triton/runtime/cache\.py$|/torch/_inductor/")
+"""Where a kernel compiler keeps its cache: a file missing there is the compile's failure."""
+_EXPORT = re.compile(r"/torch/_?export/")
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
 )
