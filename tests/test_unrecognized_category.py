@@ -787,6 +787,50 @@ CASES = [
         f"{SITE}/huggingface_hub/utils/_headers.py",
         "model-access",
     ),
+    # a model type or class the engine or library has no implementation for
+    (
+        "unknown-gguf-model-type",
+        "exception",
+        "RuntimeError",
+        "Unknown gguf model_type: mixtral",
+        f"{SITE}/vllm/model_executor/model_loader/loader.py",
+        "model-arch-unsupported",
+    ),
+    (
+        "no-engine-implementation",
+        "exception",
+        "ValueError",
+        "XLMRobertaForSequenceClassification has no SGlang implementation and the Transformers "
+        "implementation is not compatible with SGLang.",
+        f"{SITE}/sglang/srt/model_loader/utils.py",
+        "model-arch-unsupported",
+    ),
+    (
+        "no-device-map-support",
+        "exception",
+        "ValueError",
+        "BertForSequenceClassification does not support `device_map='auto'`. To implement "
+        "support, the model class needs to implement the `_no_split_modules` attribute.",
+        f"{SITE}/transformers/modeling_utils.py",
+        "model-arch-unsupported",
+    ),
+    # files of the model or data that are not where they were looked for
+    (
+        "no-config-format",
+        "exception",
+        "ValueError",
+        "No supported config format found in org/model-8b-sft",
+        f"{SITE}/vllm/transformers_utils/config.py",
+        "model-access",
+    ),
+    (
+        "files-cannot-be-found",
+        "exception",
+        "AssertionError",
+        "One or both of the .idx and .bin files cannot be found at the path prefix /data/corpus_text",
+        "/workspace/megatron/megatron/core/datasets/indexed_dataset.py",
+        "model-access",
+    ),
     # ... but the hub library's strict config dataclasses check a config's values
     (
         "hub-strict-config-field",

@@ -121,7 +121,9 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"doesn't exist on the Hub|Repository Not Found|is not a valid model identifier|"
-                r"40[13] Client Error|for url: https?://huggingface\.co/",
+                r"40[13] Client Error|for url: https?://huggingface\.co/|"
+                r"No supported config format found|no such modeling files|"
+                r"\bfiles? (?:\w+ ){0,3}(?:cannot|could not) be found\b",
                 re.I,
             ),
             "model-access",

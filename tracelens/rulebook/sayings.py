@@ -149,7 +149,8 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             re.compile(
                 r"\barchitectures? \[?'?\w+'?\]? (?:is|are) not supported|Unrecognized configuration class|"
                 r"does not recognize this architecture|model type `?\w+`? (?:is )?not (?:supported|recognized)|"
-                r"\bUnsupported model type\b",
+                r"\bUnsupported model type\b|\bUnknown (?:\w+ )?model[_ ]type\b|"
+                r"\bhas no \w+ implementation\b|\bdoes not support `?device_map=",
                 re.I,
             ),
             "model-arch-unsupported",
