@@ -787,6 +787,43 @@ CASES = [
         f"{SITE}/huggingface_hub/utils/_headers.py",
         "model-access",
     ),
+    # another build or release of a package: a compiled extension's arguments, generated
+    # protobuf code, a file format, a program asking to be upgraded
+    (
+        "extension-incompatible-arguments",
+        "exception",
+        "TypeError",
+        "causal_conv1d_fwd(): incompatible function arguments. The following argument types are supported:",
+        f"{SITE}/mamba_ssm/ops/selective_scan_interface.py",
+        "dependency-missing",
+    ),
+    (
+        "protobuf-descriptors",
+        "exception",
+        "TypeError",
+        "Descriptors cannot be created directly. If this call came from a _pb2.py file, your "
+        "generated code is out of date and must be regenerated with protoc >= 3.19.0.",
+        f"{SITE}/google/protobuf/descriptor.py",
+        "dependency-missing",
+    ),
+    (
+        "newer-file-format",
+        "exception",
+        "RuntimeError",
+        "version_ <= kMaxSupportedFileFormatVersion INTERNAL ASSERT FAILED at "
+        "/pytorch/caffe2/serialize/inline_container.cc:132",
+        f"{SITE}/torch/serialization.py",
+        "dependency-missing",
+    ),
+    (
+        "please-upgrade",
+        "exception",
+        "ValueError",
+        "The config file at /home/user/.cache/huggingface/accelerate/default_config.yaml had "
+        "unknown keys (['enable_cpu_affinity']), please try upgrading your `accelerate` version",
+        f"{SITE}/accelerate/commands/config/config_args.py",
+        "dependency-missing",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",

@@ -356,7 +356,11 @@ def _missing() -> re.Pattern[str]:
         # a version too old or too new for another package, or an API a version removed
         r"\bversion of [\w.-]+ (?:you are using|installed) is not compatible\b|"
         r"\bminimum (?:required|supported) version\b|\b(?:has been|was) removed in (?:v|version )?\d+\.\d|"
-        r"\brequires [A-Za-z][A-Za-z0-9.-]{2,} ?(?:>=|==|~=) ?v?\d|\b(?:use|install|upgrade to) (?:a )?version ?>="
+        r"\brequires [A-Za-z][A-Za-z0-9.-]{2,} ?(?:>=|==|~=) ?v?\d|\b(?:use|install|upgrade to) (?:a )?version ?>=|"
+        # a compiled extension called with the arguments of another build of it; generated
+        # code older than its runtime; a file written by a newer release; "please upgrade"
+        r"\bincompatible function arguments\b|Descriptors cannot (?:not )?be created directly|"
+        r"kMaxSupportedFileFormatVersion|\bplease (?:try )?upgrad(?:e|ing)\b"
     )
 
 
