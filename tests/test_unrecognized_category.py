@@ -824,6 +824,49 @@ CASES = [
         f"{SITE}/accelerate/commands/config/config_args.py",
         "dependency-missing",
     ),
+    # a chat template, tool-call or reasoning parser, or a multimodal processor on a request
+    (
+        "chat-template-syntax",
+        "exception",
+        "jinja2.exceptions.TemplateSyntaxError",
+        "expected token 'end of print statement', got 'name'",
+        "",
+        "tokenizer-error",
+    ),
+    (
+        "chat-handler-streaming-tool-call",
+        "exception",
+        "IndexError",
+        "list index out of range",
+        f"{SITE}/vllm/entrypoints/openai/chat_completion/serving.py",
+        "tokenizer-error",
+    ),
+    (
+        "image-processor",
+        "exception",
+        "ValueError",
+        "absolute aspect ratio must be smaller than 200, got 231.8",
+        f"{SITE}/transformers/models/qwen2_vl/image_processing_qwen2_vl.py",
+        "tokenizer-error",
+    ),
+    # a bitsandbytes-quantized model where its quantization is not supported
+    (
+        "prequantized-bnb-tensor-parallel",
+        "exception",
+        "ValueError",
+        "Prequant BitsAndBytes models with tensor parallelism is not supported. Please try with "
+        "pipeline parallelism.",
+        f"{SITE}/vllm/model_executor/model_loader/loader.py",
+        "quantization-unsupported",
+    ),
+    (
+        "merge-in-8-bit-mode",
+        "exception",
+        "ValueError",
+        "Cannot merge LORA layers when the model is loaded in 8-bit mode",
+        f"{SITE}/peft/tuners/lora.py",
+        "quantization-unsupported",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",

@@ -60,7 +60,7 @@ def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "compile-failure",
         ),
-        (re.compile(r"Harmony\w*Error$|^mistral_common\."), "tokenizer-error"),
+        (re.compile(r"Harmony\w*Error$|^mistral_common\.|^jinja2\."), "tokenizer-error"),
         (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
         (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
     )
@@ -139,7 +139,8 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         (
             re.compile(
-                r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?",
+                r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?|"
+                r"BitsAndBytes (?:models?|quantization)|\bbnb\b|\b(?:in )?[48]-?bit mode\b",
                 re.I,
             ),
             "quantization-unsupported",
@@ -374,6 +375,18 @@ def _by_path() -> tuple[tuple[re.Pattern[str], str], ...]:
             "attention-backend-unsupported",
         ),
         (re.compile(r"[/\\]quantization[/\\]"), "quantization-unsupported"),
+        # an OpenAI server's chat/responses handler, its tool-call and reasoning parsers, and
+        # the processors that put images into a prompt: what a chat template, a tokenizer or a
+        # processor made of the request
+        (
+            re.compile(
+                r"[/\\]entrypoints[/\\]openai[/\\](?:\w+[/\\])*serving\w*\.py$|[/\\]tool_parsers?[/\\]|"
+                r"[/\\]reasoning(?:_parser)?[/\\]|harmony_utils\.py$|[/\\]multimodal[/\\]processors?[/\\]|"
+                r"[/\\]multimodal[/\\]processing\.py$|image_processing_\w+\.py$|[/\\]processing_\w+\.py$|"
+                r"[/\\]mm_utils\.py$"
+            ),
+            "tokenizer-error",
+        ),
         # transformers' Auto classes raise on a model type they do not know
         (re.compile(r"models[/\\]auto[/\\]\w+_auto\.py$"), "model-arch-unsupported"),
     )
