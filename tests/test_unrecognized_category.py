@@ -867,6 +867,59 @@ CASES = [
         f"{SITE}/peft/tuners/lora.py",
         "quantization-unsupported",
     ),
+    # a dtype, kernel or instruction a GPU is too old (or too new) for, as libraries say it
+    (
+        "bf16-compute-capability-at-least",
+        "exception",
+        "ValueError",
+        "Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla "
+        "V100-PCIE-16GB GPU has compute capability 7.0.",
+        f"{SITE}/vllm/config.py",
+        "gpu-arch-unsupported",
+    ),
+    (
+        "triton-compiler-too-old-gpu",
+        "exception",
+        "torch._dynamo.exc.BackendCompilerFailed",
+        "backend='inductor' raised: RuntimeError: Found Tesla P100-SXM2-16GB which is too old to "
+        "be supported by the triton GPU compiler, which is used as the backend.",
+        f"{SITE}/torch/_dynamo/output_graph.py",
+        "gpu-arch-unsupported",
+    ),
+    (
+        "fp8-type-not-in-architecture",
+        "exception",
+        "ValueError",
+        "type fp8e4nv not supported in this architecture. The supported fp8 dtypes are "
+        "('fp8e4b15', 'fp8e5')",
+        f"{SITE}/triton/language/semantic.py",
+        "gpu-arch-unsupported",
+    ),
+    (
+        "invalid-device-function",
+        "exception",
+        "RuntimeError",
+        "HIP error: invalid device function",
+        f"{SITE}/torch/_ops.py",
+        "gpu-arch-unsupported",
+    ),
+    (
+        "cublas-not-supported",
+        "exception",
+        "RuntimeError",
+        "CUDA error: CUBLAS_STATUS_NOT_SUPPORTED when calling `cublasGemmStridedBatchedEx(...)`",
+        f"{SITE}/torch/nn/functional.py",
+        "gpu-arch-unsupported",
+    ),
+    # torch.distributed's checks of how the job set it up, not a communication failure
+    (
+        "process-group-group-size",
+        "exception",
+        "ValueError",
+        "The arg 'group_size' (8) must not exceed the world size (2)",
+        f"{SITE}/torch/distributed/distributed_c10d.py",
+        "config-invalid",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",
@@ -928,6 +981,25 @@ CASES = [
 )
 def test_category_of_an_unrecognized_failure(kind, etype, message, file, category):
     assert guess_category(_origin(kind, etype, message, file)) == category
+
+
+def test_a_setup_check_of_torch_distributed_that_names_the_network_is_not_config():
+    frame = Frame(
+        file=f"{SITE}/torch/distributed/rendezvous.py",
+        lineno=10,
+        function="_tcp_rendezvous_handler",
+        module="torch.distributed.rendezvous",
+    )
+    origin = Origin(
+        line=1,
+        text="ValueError: host not found: Name or service not known",
+        stream="main",
+        kind="exception",
+        type="ValueError",
+        message="host not found: Name or service not known",
+        frame=frame,
+    )
+    assert guess_category(origin) == "nccl-error"
 
 
 def _nearest_one_by_one(origin, entries, limit=3):

@@ -271,6 +271,12 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         return "tensor-mismatch"  # in the user's code: in a serving engine's, its inputs
     if _EXPORT.search(file.replace("\\", "/")):
         return "compile-failure"  # torch.export's own checks (a shape an input breaks: above)
+    if (
+        origin.type in _CHECK_TYPES
+        and _DIST_SETUP.search(file.replace("\\", "/"))
+        and not _COMM_WORDS.search(head)
+    ):
+        return "config-invalid"  # torch.distributed's checks of how it was set up
     module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
     for rx, cat in _by_words():
         if rx.search(head) or (
@@ -322,6 +328,15 @@ def _shell_job() -> re.Pattern[str]:
 _FILE_ERRORS = ("FileNotFoundError", "FileExistsError")
 _COMPILER_CACHE = re.compile(r"/triton/runtime/cache\.py$|/torch/_inductor/")
 """Where a kernel compiler keeps its cache: a file missing there is the compile's failure."""
+_CHECK_TYPES = frozenset({"ValueError", "AssertionError", "TypeError"})
+_DIST_SETUP = re.compile(r"/torch/distributed/(?:distributed_c10d|rendezvous|device_mesh)\.py$")
+_COMM_WORDS = re.compile(
+    r"NCCL|timed? ?out|Timeout|connect|host not found|Name or service not known|resolve|"
+    r"unreachable|refused",
+    re.I,
+)
+"""A check in torch.distributed's setup (a backend, a rank, a group size or a mesh it was given)
+that names no communication failure: how the job set it up, not the network."""
 _EXPORT = re.compile(r"/torch/_?export/")
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}

@@ -140,7 +140,13 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"requires gfx\d+|Unsupported (?:GPU )?architecture\b|Value 'sm_\d+\w?' is not defined|"
                 r"is not compatible with the current PyTorch installation|\bcompute capability less than\b|"
                 r"not supported on (?:sm_?)?\d+(?:\.\d+)?\+? architectures?|"
-                r"No supported CUDA architectures found",
+                r"No supported CUDA architectures found|"
+                # a dtype or kernel a GPU is too old (or too new) for, as libraries say it
+                r"\bcompute capability (?:of )?(?:at least|>=) ?\d|Minimum capability: \d+\. Current capability|"
+                r"too old to be supported by the triton GPU compiler|not supported in this architecture|"
+                r"\bPlease use (?:Hopper|Blackwell|Ampere|Ada)\b|does not support (?:the )?current device|"
+                r"not supported on \.target|requires \.target sm_|invalid device function|"
+                r"\b(?:CU|HIP)BLAS_STATUS_NOT_SUPPORTED\b",
                 re.I,
             ),
             "gpu-arch-unsupported",
