@@ -920,6 +920,67 @@ CASES = [
         f"{SITE}/torch/distributed/distributed_c10d.py",
         "config-invalid",
     ),
+    # no GPU where one was asked for, the driver's library missing, a kernel image the driver
+    # cannot load
+    (
+        "no-nvidia-gpu-found",
+        "exception",
+        "NotImplementedError",
+        "Unsloth: No NVIDIA GPU found? Unsloth currently only supports GPUs!",
+        f"{SITE}/unsloth/__init__.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "device-kernel-image-invalid",
+        "exception",
+        "RuntimeError",
+        "Triton Error [CUDA]: device kernel image is invalid",
+        f"{SITE}/triton/compiler/compiler.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "linker-cannot-find-libcuda",
+        "linker",
+        "",
+        "/usr/bin/ld: cannot find -lcuda: No such file or directory",
+        "",
+        "cuda-driver-mismatch",
+    ),
+    # a header a build needs is not installed; a CUDA toolkit header stays the build's
+    (
+        "missing-python-header",
+        "compiler",
+        "",
+        "/usr/include/torch/csrc/python_headers.h:10:10: fatal error: Python.h: No such file or directory",
+        "",
+        "dependency-missing",
+    ),
+    (
+        "missing-cuda-toolkit-header",
+        "compiler",
+        "",
+        "csrc/includes/gemm_test.h:6:10: fatal error: cuda_profiler_api.h: No such file or directory",
+        "",
+        "compile-failure",
+    ),
+    (
+        "compiler-backend-import-error",
+        "exception",
+        "torch._dynamo.exc.BackendCompilerFailed",
+        "backend='inductor' raised: ImportError: cannot import name 'triton_key' from "
+        "'triton.compiler.compiler'",
+        f"{SITE}/torch/_dynamo/output_graph.py",
+        "dependency-missing",
+    ),
+    # the cluster has fewer GPUs (or nodes) than the job asked for
+    (
+        "cluster-gpus-short",
+        "exception",
+        "ValueError",
+        "Total available GPUs 0 is less than total desired GPUs 8",
+        f"{SITE}/verl/trainer/ppo/ray_trainer.py",
+        "ray-cluster",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",

@@ -128,7 +128,14 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             ),
             "model-access",
         ),
-        (re.compile(r"\bGCS\b|\braylet\b|placement group", re.I), "ray-cluster"),
+        (
+            re.compile(
+                r"\bGCS\b|\braylet\b|placement group|available GPUs in the cluster|"
+                r"Total available GPUs \d+ is less than|\bray client\b|should have a unique IP address",
+                re.I,
+            ),
+            "ray-cluster",
+        ),
         (
             re.compile(
                 r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz|untagged enum ModelWrapper|"
@@ -376,7 +383,9 @@ def _missing() -> re.Pattern[str]:
         # a compiled extension called with the arguments of another build of it; generated
         # code older than its runtime; a file written by a newer release; "please upgrade"
         r"\bincompatible function arguments\b|Descriptors cannot (?:not )?be created directly|"
-        r"kMaxSupportedFileFormatVersion|\bplease (?:try )?upgrad(?:e|ing)\b"
+        r"kMaxSupportedFileFormatVersion|\bplease (?:try )?upgrad(?:e|ing)\b|"
+        # a compiler backend that failed on an import (a Triton another torch expects)
+        r"raised: (?:ImportError|ModuleNotFoundError)\b"
     )
 
 

@@ -47,6 +47,14 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         # kernels: that package's build to replace, not the GPU stack (torch's own CPU-only
         # wheel says "Torch not compiled with CUDA enabled", below)
         (re.compile(r"\bNot compiled with (?:CUDA|GPU) support\b"), "dependency-missing"),
+        # a header a build needs is not installed (Python.h, pybind11): its development package
+        (
+            # (not a CUDA toolkit header: a toolkit that does not fit the build is the build's)
+            re.compile(
+                r"fatal error: (?!cuda|cu\w+\.h)[\w/.+-]+\.h(?:pp)?: No such file or directory"
+            ),
+            "dependency-missing",
+        ),
         (
             re.compile(
                 r"torch\.cuda\.is_available\(\) is False|No (?:CUDA|HIP|XPU|NPU) GPUs are available|"
@@ -60,7 +68,12 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"Unexpected error from cudaGetDeviceCount|forward compatibility was attempted|"
                 r"unresolvable CDI devices?|"
                 # a torch built without CUDA (a CPU-only wheel) asked for a GPU
-                r"Torch not compiled with CUDA enabled|compiled without CUDA support",
+                r"Torch not compiled with CUDA enabled|compiled without CUDA support|"
+                # no GPU where one was asked for, the driver's library missing, a kernel image
+                # the driver cannot load (a PTX newer than the driver), no GPU driver for Triton
+                r"\bNo (?:NVIDIA )?GPUs? (?:found|available|detected)\b|no GPU resources available|"
+                r"No supported gpu backend|Device string must not be empty|libcuda\.so cannot found|"
+                r"cannot find -lcuda\b|device kernel image is invalid|\b0 active drivers\b",
                 re.I,
             ),
             "cuda-driver-mismatch",
