@@ -1290,3 +1290,44 @@ def test_the_nearest_lends_its_category_only_when_no_other_category_is_as_close(
     assert choose_category(killed, agreed, 85.0)[0] == "gpu-kernel-fault"
     below = [Near("a/x", "gpu-kernel-fault", 95.0), Near("b/y", "nccl-error", 60.0)]
     assert choose_category(killed, below, 85.0)[0] == "gpu-kernel-fault"
+
+
+def test_a_failure_raised_while_a_package_was_imported_is_a_dependency():
+    from tracelens.parse.frames import importing
+
+    script = Frame(
+        file="/home/user/train.py", lineno=3, function="<module>", source="import unsloth"
+    )
+    package = Frame(
+        file=f"{SITE}/unsloth/models/rl.py",
+        lineno=40,
+        function="<module>",
+        source="patch_functions()",
+    )
+    inner = Frame(file=f"{SITE}/unsloth/models/rl.py", lineno=12, function="patch_functions")
+    assert importing([script, package, inner])
+    # a package's module run as __main__ (python -m): runpy's frame before it, no import line
+    runpy = Frame(
+        file="<frozen runpy>", lineno=88, function="_run_code", source="exec(code, run_globals)"
+    )
+    server = Frame(
+        file=f"{SITE}/vllm/entrypoints/openai/api_server.py",
+        lineno=1,
+        function="<module>",
+        source="uvloop.run(run_server(args))",
+    )
+    assert not importing([runpy, server, inner])
+    # the user's own module imported by the user's script: not an installed package
+    mine = Frame(file="/home/user/mylib.py", lineno=5, function="<module>", source="setup()")
+    assert not importing([script, mine])
+    origin = Origin(
+        line=1,
+        text="IndexError: list index out of range",
+        stream="main",
+        kind="exception",
+        type="IndexError",
+        message="list index out of range",
+        frame=inner,
+        importing=True,
+    )
+    assert guess_category(origin) == "dependency-missing"

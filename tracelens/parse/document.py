@@ -338,3 +338,17 @@ def iter_frames(doc: Document) -> Iterator[Frame]:
     """Every frame of every traceback, nested ones included."""
     for seg, _tb in _segments(doc.tracebacks):
         yield from seg.frames
+
+
+def quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
+    """(line offset, type, message) of the last exception line of a traceback quoted in
+    ``exc``'s message (torch.multiprocessing's "-- Process 0 terminated with the following
+    error:" and the like), when the parse did not take it apart."""
+    if exc.nested or "Traceback (most recent call last)" not in exc.message:
+        return None
+    lines = exc.message.splitlines()
+    for k in range(len(lines) - 1, 0, -1):
+        m = EXCEPTION_LINE.match(lines[k].strip())
+        if m:
+            return k, m.group("type"), m.group("msg")
+    return None

@@ -1,7 +1,10 @@
 """Which frames say nothing about a failure: the one predicate fingerprints and the TUI's
-traceback view share (call and dispatch plumbing, the standard library)."""
+traceback view share (call and dispatch plumbing, the standard library); and whether frames
+show a package being imported."""
 
 from __future__ import annotations
+
+import re
 
 from tracelens.models import Frame
 
@@ -62,3 +65,17 @@ def is_stdlib(frame: Frame) -> bool:
     """A frame of Python's own library (or a frozen import-machinery frame)."""
     path = frame.file
     return path.startswith("<frozen") or ("/lib/python" in path and "-packages" not in path)
+
+
+def importing(frames: list[Frame]) -> bool:
+    """Whether the frames show an installed package's module-level code run by an ``import``
+    line (the frame before it), not a module run as ``__main__`` (``python -m``, whose frame
+    before is runpy's)."""
+    for before, frame in zip(frames, frames[1:]):
+        if frame.function == "<module>" and _INSTALLED.search(frame.file):
+            if (before.source or "").lstrip().startswith(("import ", "from ")):
+                return True
+    return False
+
+
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")

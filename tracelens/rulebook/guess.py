@@ -259,6 +259,10 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         # a program that is not installed (when it is subprocess), or one installed package
         # calling another with the arguments of another version of it
         return "dependency-missing"
+    if origin.importing and origin.type:
+        # raised by an installed package's own code while it was imported: what it found at
+        # import (another version of a package it patches or builds on), not what it was given
+        return "dependency-missing"
     if origin.type.endswith(_FILE_ERRORS) and _COMPILER_CACHE.search(file.replace("\\", "/")):
         return "compile-failure"  # a kernel compiler's cache lost a file (two writers racing)
     validation = origin.type.endswith("ValidationError")

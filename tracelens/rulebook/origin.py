@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
-from tracelens.parse.document import EXCEPTION_LINE, _segments, says_warning
+from tracelens.parse.document import _segments, quoted_exception, says_warning
+from tracelens.parse.frames import importing
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
 from tracelens.read.failures import SHAPES
@@ -128,6 +129,8 @@ class Origin:
     """A request the server refused (a validation error answered with 4xx): handled."""
     hang: Hang | None = None
     """For a run stopped while it hung (:mod:`tracelens.rulebook.hang`): where it waited."""
+    importing: bool = False
+    """Raised while an installed package was imported (:func:`.frames.importing`)."""
 
     def covers(self, line: int) -> bool:
         return self.start <= line <= self.end
@@ -219,20 +222,6 @@ def _client_error(doc: Document, pos: dict[int, int], end: int, etype: str = "")
     )
 
 
-def _quoted_exception(exc: ExceptionInfo) -> tuple[int, str, str] | None:
-    """(line offset, type, message) of the last exception line of a traceback quoted in
-    ``exc``'s message (torch.multiprocessing's "-- Process 0 terminated with the following
-    error:" and the like), when the parse did not take it apart."""
-    if exc.nested or "Traceback (most recent call last)" not in exc.message:
-        return None
-    lines = exc.message.splitlines()
-    for k in range(len(lines) - 1, 0, -1):
-        m = EXCEPTION_LINE.match(lines[k].strip())
-        if m:
-            return k, m.group("type"), m.group("msg")
-    return None
-
-
 def _wrapper_follows(doc: Document, pos: dict[int, int], end: int, wrappers: Wrappers) -> bool:
     k = pos.get(end)
     if k is None:
@@ -297,7 +286,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                 and _wrapper_follows(doc, pos, owner.end_line, wrappers)
             ):
                 continue  # an empty exception whose message the program printed on its own lines
-            quoted = _quoted_exception(exc)
+            quoted = quoted_exception(exc)
             if quoted is not None:  # a child's traceback carried in the message, not parsed apart
                 k, etype, first = quoted
                 out.append(
@@ -341,6 +330,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                     type=exc.type,
                     message=exc.message,
                     frame=seg.frames[-1] if seg.frames else None,
+                    importing=importing(seg.frames),
                     client=client,
                     start=owner.start_line,
                     end=max(
