@@ -140,6 +140,7 @@ def _extractors_of(found: set[str]) -> list[Extractor]:
         hits.sort(key=lambda pair: pair[0])
     return [ex for _k, ex in hits]
 
+
 TRIGGERS: tuple[str, ...] = tuple(
     sorted(
         {e.trigger for e in EXTRACTORS}
