@@ -981,6 +981,41 @@ CASES = [
         f"{SITE}/verl/trainer/ppo/ray_trainer.py",
         "ray-cluster",
     ),
+    # a tokenizer class without what its caller expects of it
+    (
+        "tokenizer-object-attribute",
+        "exception",
+        "AttributeError",
+        "'TiktokenTokenizer' object has no attribute 'all_special_ids'",
+        f"{SITE}/sglang/srt/utils/patch_tokenizer.py",
+        "tokenizer-error",
+    ),
+    (
+        "tokenizer-method-keyword",
+        "exception",
+        "TypeError",
+        "ChatGLM4Tokenizer._pad() got an unexpected keyword argument 'padding_side'",
+        f"{SITE}/transformers/tokenization_utils_base.py",
+        "tokenizer-error",
+    ),
+    # Windows's word for a missing symbol: an extension built for another torch
+    (
+        "windows-procedure-not-found",
+        "exception",
+        "ImportError",
+        "DLL load failed while importing _fused: The specified procedure could not be found.",
+        f"{SITE}/sageattention/quant.py",
+        "native-abi-mismatch",
+    ),
+    (
+        "hub-could-not-connect",
+        "exception",
+        "OSError",
+        "We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in "
+        "the cached files and it looks like org/model is not the path to a directory",
+        f"{SITE}/transformers/utils/hub.py",
+        "model-access",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",

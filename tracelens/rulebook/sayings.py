@@ -123,10 +123,25 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         (
             re.compile(
-                r"undefined symbol|does not match the version torch was compiled with", re.I
+                r"undefined symbol|does not match the version torch was compiled with|"
+                # Windows's word for a missing symbol; torch's own libraries missing for an
+                # extension built against another torch
+                r"The specified procedure could not be found|"
+                r"\blib(?:c10|torch\w*)\.so: cannot open shared object file",
+                re.I,
             ),
             "native-abi-mismatch",
         ),
+        # a tokenizer class without what the caller expects of it (a remote-code or third-party
+        # tokenizer and another version of the library that drives it)
+        (
+            re.compile(
+                r"'\w*Tokenizer\w*' object has no attribute|"
+                r"\b\w*Tokenizer\w*\.\w+\(\) got (?:an unexpected keyword argument|multiple values)"
+            ),
+            "tokenizer-error",
+        ),
+        (re.compile(r"couldn't connect to 'https?://huggingface\.co"), "model-access"),
         # the C heap's own checks: memory freed by an allocator that did not allocate it (a
         # preloaded tcmalloc or jemalloc, two runtimes' copies of one library), or corrupted
         (
