@@ -36,6 +36,19 @@ def pytest_configure(config) -> None:
     if not tiers.FULL and hasattr(config.option, "warn_unused_snapshots"):
         # nor may the pictures it leaves out fail a serial quick run as "unused"
         config.option.warn_unused_snapshots = True
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        _warm_caches()
+
+
+def _warm_caches() -> None:
+    """Under xdist, the controller builds the shipped rules' index and the nearest-failure
+    index once before the workers start: after a rule was edited (or on a fresh machine) each
+    worker would otherwise build both itself (about 5.5 s of CPU each on two cores). The
+    workers read the files from the same cache; a failure here only leaves them to build."""
+    from tracelens.rulebook.load import default_rules
+    from tracelens.rulebook.nearest import index
+
+    index(default_rules())
 
 
 # The suite keeps several hundred thousand long-lived objects (loaded rules, parsed logs, the
