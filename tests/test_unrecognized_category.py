@@ -1016,6 +1016,42 @@ CASES = [
         f"{SITE}/transformers/utils/hub.py",
         "model-access",
     ),
+    # GPUs the system has not made ready or available to CUDA
+    (
+        "system-not-ready",
+        "exception",
+        "RuntimeError",
+        "Unable to initialize backend 'cuda': INTERNAL: CUDA error: Failed call to cuInit: "
+        "CUDA_ERROR_SYSTEM_NOT_READY: system not yet initialized",
+        f"{SITE}/jax/_src/xla_bridge.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "devices-busy-or-unavailable",
+        "exception",
+        "RuntimeError",
+        "CUDA error: all CUDA-capable devices are busy or unavailable",
+        f"{SITE}/torch/cuda/__init__.py",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "uncorrectable-ecc",
+        "exception",
+        "RuntimeError",
+        "CUDA error: uncorrectable ECC error encountered",
+        f"{SITE}/torch/distributed/fsdp/_flat_param.py",
+        "gpu-kernel-fault",
+    ),
+    # a pickle naming a class its module no longer has
+    (
+        "pickle-class-moved",
+        "exception",
+        "AttributeError",
+        "Can't get attribute 'MCoreMetadata' on <module 'megatron.core.dist_checkpointing' from "
+        "'/opt/megatron/megatron/core/dist_checkpointing/__init__.py'>",
+        f"{SITE}/torch/serialization.py",
+        "dependency-missing",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",

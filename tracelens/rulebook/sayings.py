@@ -73,7 +73,11 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 # the driver cannot load (a PTX newer than the driver), no GPU driver for Triton
                 r"\bNo (?:NVIDIA )?GPUs? (?:found|available|detected)\b|no GPU resources available|"
                 r"No supported gpu backend|Device string must not be empty|libcuda\.so cannot found|"
-                r"cannot find -lcuda\b|device kernel image is invalid|\b0 active drivers\b",
+                r"cannot find -lcuda\b|device kernel image is invalid|\b0 active drivers\b|"
+                # the system's GPUs not ready (NVSwitch fabric manager) or not available to CUDA
+                # (exclusive mode, an unlicensed vGPU)
+                r"SYSTEM_NOT_READY|system not yet initialized|\bbusy or unavailable\b|"
+                r"cudaErrorDevicesUnavailable",
                 re.I,
             ),
             "cuda-driver-mismatch",
@@ -142,6 +146,15 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             "tokenizer-error",
         ),
         (re.compile(r"couldn't connect to 'https?://huggingface\.co"), "model-access"),
+        # the GPU's memory reported a hardware error
+        (
+            re.compile(
+                r"\buncorrectable ECC error\b|\bECC error(?:s)? (?:encountered|detected)\b", re.I
+            ),
+            "gpu-kernel-fault",
+        ),
+        # a pickle naming a class its module no longer has: another version of that package
+        (re.compile(r"Can't get attribute '\w+' on <module"), "dependency-missing"),
         # the C heap's own checks: memory freed by an allocator that did not allocate it (a
         # preloaded tcmalloc or jemalloc, two runtimes' copies of one library), or corrupted
         (
