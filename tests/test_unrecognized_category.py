@@ -12,11 +12,22 @@ from tracelens.rulebook.origin import Origin
 SITE = "/opt/venv/lib/python3.11/site-packages"
 
 
-def _origin(kind: str, etype: str, message: str, file: str = "") -> Origin:
-    frame = Frame(file=file, lineno=10, function="f") if file else None
+def _origin(
+    kind: str, etype: str, message: str, file: str = "", frame: Frame | None = None, **extra
+) -> Origin:
+    """An origin raised at ``file`` (or in ``frame``); ``extra``: more of its fields."""
+    if frame is None and file:
+        frame = Frame(file=file, lineno=10, function="f")
     text = f"{etype}: {message}" if etype else message
     return Origin(
-        line=1, text=text, stream="main", kind=kind, type=etype, message=message, frame=frame
+        line=1,
+        text=text,
+        stream="main",
+        kind=kind,
+        type=etype,
+        message=message,
+        frame=frame,
+        **extra,
     )
 
 
@@ -1122,14 +1133,8 @@ def test_a_setup_check_of_torch_distributed_that_names_the_network_is_not_config
         function="_tcp_rendezvous_handler",
         module="torch.distributed.rendezvous",
     )
-    origin = Origin(
-        line=1,
-        text="ValueError: host not found: Name or service not known",
-        stream="main",
-        kind="exception",
-        type="ValueError",
-        message="host not found: Name or service not known",
-        frame=frame,
+    origin = _origin(
+        "exception", "ValueError", "host not found: Name or service not known", frame=frame
     )
     assert guess_category(origin) == "nccl-error"
 
@@ -1366,39 +1371,24 @@ def test_the_nearest_lends_its_category_only_when_no_other_category_is_as_close(
 def test_a_failure_raised_while_a_package_was_imported_is_a_dependency():
     from tracelens.parse.frames import importing
 
-    script = Frame(
-        file="/home/user/train.py", lineno=3, function="<module>", source="import unsloth"
-    )
-    package = Frame(
-        file=f"{SITE}/unsloth/models/rl.py",
-        lineno=40,
-        function="<module>",
-        source="patch_functions()",
-    )
+    def module_level(file: str, source: str) -> Frame:
+        return Frame(file=file, lineno=1, function="<module>", source=source)
+
+    script = module_level("/home/user/train.py", "import unsloth")
+    package = module_level(f"{SITE}/unsloth/models/rl.py", "patch_functions()")
     inner = Frame(file=f"{SITE}/unsloth/models/rl.py", lineno=12, function="patch_functions")
     assert importing([script, package, inner])
     # a package's module run as __main__ (python -m): runpy's frame before it, no import line
     runpy = Frame(
         file="<frozen runpy>", lineno=88, function="_run_code", source="exec(code, run_globals)"
     )
-    server = Frame(
-        file=f"{SITE}/vllm/entrypoints/openai/api_server.py",
-        lineno=1,
-        function="<module>",
-        source="uvloop.run(run_server(args))",
+    server = module_level(
+        f"{SITE}/vllm/entrypoints/openai/api_server.py", "uvloop.run(run_server(args))"
     )
     assert not importing([runpy, server, inner])
     # the user's own module imported by the user's script: not an installed package
-    mine = Frame(file="/home/user/mylib.py", lineno=5, function="<module>", source="setup()")
-    assert not importing([script, mine])
-    origin = Origin(
-        line=1,
-        text="IndexError: list index out of range",
-        stream="main",
-        kind="exception",
-        type="IndexError",
-        message="list index out of range",
-        frame=inner,
-        importing=True,
+    assert not importing([script, module_level("/home/user/mylib.py", "setup()")])
+    origin = _origin(
+        "exception", "IndexError", "list index out of range", frame=inner, importing=True
     )
     assert guess_category(origin) == "dependency-missing"
