@@ -1063,6 +1063,41 @@ CASES = [
         f"{SITE}/torch/serialization.py",
         "dependency-missing",
     ),
+    # no room on disk, no usable temporary folder, a PTX newer than the driver, the shared
+    # memory manager that could not make its folder
+    (
+        "not-enough-disk-space",
+        "exception",
+        "OSError",
+        "Not enough disk space. Needed: 12.30 GiB (download: 4.10 GiB, generated: 8.20 GiB)",
+        f"{SITE}/datasets/builder.py",
+        "disk-or-file-corrupt",
+    ),
+    (
+        "no-usable-temporary-directory",
+        "exception",
+        "FileNotFoundError",
+        "[Errno 2] No usable temporary directory found in ['/tmp', '/var/tmp', '/usr/tmp']",
+        "/usr/lib/python3.12/tempfile.py",
+        "disk-or-file-corrupt",
+    ),
+    (
+        "unsupported-ptx-version",
+        "cuda",
+        "",
+        "Call to cuLinkAddData results in CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+        "",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "torch-shm-manager",
+        "exception",
+        "RuntimeError",
+        'torch_shm_manager at "/opt/conda/lib/python3.10/site-packages/torch/bin/torch_shm_manager": '
+        "could not generate a random directory for manager socket",
+        f"{SITE}/torch/multiprocessing/reductions.py",
+        "shm-insufficient",
+    ),
     # a model type or class the engine or library has no implementation for
     (
         "unknown-gguf-model-type",

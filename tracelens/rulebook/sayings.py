@@ -29,7 +29,8 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             re.compile(
                 r"No space left on device|Disk quota exceeded|Stale file handle|disk is full|"
-                r"OutOfDisk|\[Errno (?:28|116|122)\]|ephemeral local storage|low on resource: (?:ephemeral-storage|nodefs)",
+                r"OutOfDisk|\[Errno (?:28|116|122)\]|ephemeral local storage|low on resource: (?:ephemeral-storage|nodefs)|"
+                r"Not enough disk space|No usable temporary directory found",
                 re.I,
             ),
             "disk-or-file-corrupt",
@@ -76,7 +77,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
                 r"cannot find -lcuda\b|device kernel image is invalid|\b0 active drivers\b|"
                 # the system's GPUs not ready (NVSwitch fabric manager) or not available to CUDA
                 # (exclusive mode, an unlicensed vGPU)
-                r"SYSTEM_NOT_READY|system not yet initialized|\bbusy or unavailable\b|"
+                r"SYSTEM_NOT_READY|system not yet initialized|\bbusy or unavailable\b|UNSUPPORTED_PTX_VERSION|"
                 r"cudaErrorDevicesUnavailable",
                 re.I,
             ),
@@ -204,7 +205,9 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # a bus error: in a container, shared memory (/dev/shm) that ran out under a mapping
         (
-            re.compile(r"\bSIGBUS\b|\bBus error\b|\bsignal 7\b|\bsignal: 7\b", re.I),
+            re.compile(
+                r"\bSIGBUS\b|\bBus error\b|\bsignal 7\b|\bsignal: 7\b|torch_shm_manager", re.I
+            ),
             "shm-insufficient",
         ),
         # a checkpoint's quantization parameters (scales, packed weights) the model has no
