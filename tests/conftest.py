@@ -44,7 +44,7 @@ def _warm_caches() -> None:
     """Under xdist, the controller builds the shipped rules' index and the nearest-failure
     index once before the workers start: after a rule was edited (or on a fresh machine) each
     worker would otherwise build both itself (about 5.5 s of CPU each on two cores). The
-    workers read the files from the same cache; a failure here only leaves them to build."""
+    workers read the files from the same cache."""
     from tracelens.rulebook.load import default_rules
     from tracelens.rulebook.nearest import index
 

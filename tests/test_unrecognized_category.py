@@ -1299,11 +1299,12 @@ def test_the_words_of_known_failures_give_their_category():
 def test_the_words_answer_only_where_the_guess_has_nothing_specific():
     from tracelens.rulebook.nearest import Near
     from tracelens.rulebook.unrecognized import choose_category
+    from tracelens.rulebook.words import Answer
 
     framework = f"{SITE}/vllm/engine/arg_utils.py"
     # the guess's own words first (a CUDA out of memory is gpu-oom whatever the table says)
     oom = _origin("exception", "RuntimeError", "CUDA out of memory. Tried to allocate 2.00 GiB")
-    assert choose_category(oom, [], 85.0, ("config-invalid", 0.9)) == ("gpu-oom", None)
+    assert choose_category(oom, [], 85.0, Answer("config-invalid", 0.9, 5)) == ("gpu-oom", None)
     # an exception with no word the guess knows: the words of known failures
     plain = _origin(
         "exception",
@@ -1311,7 +1312,7 @@ def test_the_words_answer_only_where_the_guess_has_nothing_specific():
         "'Gemma3Config' object has no attribute 'vocab_size'",
         framework,
     )
-    assert choose_category(plain, [], 85.0, ("dependency-missing", 0.8)) == (
+    assert choose_category(plain, [], 85.0, Answer("dependency-missing", 0.8, 5)) == (
         "dependency-missing",
         None,
     )
@@ -1320,37 +1321,39 @@ def test_the_words_answer_only_where_the_guess_has_nothing_specific():
     # a failure line without an exception type: the guess first; the words only where the
     # guess has nothing and they share enough with known failures (five features)
     line = _origin("error", "", "request failed with status 500")
-    assert choose_category(line, [], 85.0, ("dependency-missing", 0.9, 4))[0] == "unrecognized"
+    assert (
+        choose_category(line, [], 85.0, Answer("dependency-missing", 0.9, 4))[0] == "unrecognized"
+    )
     said = _origin("error", "", "slurmstepd: error: execve(): torchrun: No such file or directory")
-    assert choose_category(said, [], 85.0, ("dependency-missing", 0.6, 5))[0] == (
+    assert choose_category(said, [], 85.0, Answer("dependency-missing", 0.6, 5))[0] == (
         "dependency-missing"
     )
     # ... and never for a line that reports a failure told elsewhere (a server's 5xx answer)
     answer = _origin("http", "", '"POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error')
-    assert choose_category(answer, [], 85.0, ("config-invalid", 0.9, 7))[0] == "unrecognized"
+    assert choose_category(answer, [], 85.0, Answer("config-invalid", 0.9, 7))[0] == "unrecognized"
     # the guess's own words for a bare line: c++'s terminate of a c10d error, a cgroup's OOM kill
     dist = _origin(
         "error", "", "terminate called after throwing an instance of 'c10::DistBackendError'"
     )
-    assert choose_category(dist, [], 85.0, ("config-invalid", 0.5, 5))[0] == "nccl-error"
+    assert choose_category(dist, [], 85.0, Answer("config-invalid", 0.5, 5))[0] == "nccl-error"
     step = _origin(
         "error",
         "",
         "slurmstepd: error: Detected 1 oom-kill event(s) in StepId=4242.0. Some of your "
         "processes may have been killed by the cgroup out-of-memory handler.",
     )
-    assert choose_category(step, [], 85.0, ("gpu-oom", 0.6, 15))[0] == "host-oom"
+    assert choose_category(step, [], 85.0, Answer("gpu-oom", 0.6, 15))[0] == "host-oom"
     # a close resemblance still lends its rule's category, a loose one no longer does
     close, loose = (
         Near("x/close", "tokenizer-error", 90.0),
         Near("x/loose", "tokenizer-error", 75.0),
     )
-    assert choose_category(plain, [close], 85.0, ("dependency-missing", 0.8)) == (
+    assert choose_category(plain, [close], 85.0, Answer("dependency-missing", 0.8, 5)) == (
         "tokenizer-error",
         close,
     )
     assert (
-        choose_category(plain, [loose], 85.0, ("dependency-missing", 0.8))[0]
+        choose_category(plain, [loose], 85.0, Answer("dependency-missing", 0.8, 5))[0]
         == "dependency-missing"
     )
 

@@ -127,9 +127,16 @@ def extract(records: Iterable[Record]) -> tuple[list[Fact], dict[str, dict]]:
 
 _ROOT_CAUSE = "Root Cause (first observed failure)"
 
-_BY_TRIGGER: dict[str, list[tuple[int, Extractor]]] = {}
-for _k, _ex in enumerate(EXTRACTORS):
-    _BY_TRIGGER.setdefault(_ex.trigger, []).append((_k, _ex))
+
+def _by_trigger() -> dict[str, list[tuple[int, Extractor]]]:
+    """Each trigger's extractors with their places in the table."""
+    out: dict[str, list[tuple[int, Extractor]]] = {}
+    for k, ex in enumerate(EXTRACTORS):
+        out.setdefault(ex.trigger, []).append((k, ex))
+    return out
+
+
+_BY_TRIGGER = _by_trigger()
 
 
 def _extractors_of(found: set[str]) -> list[Extractor]:

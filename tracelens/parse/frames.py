@@ -72,10 +72,15 @@ def importing(frames: list[Frame]) -> bool:
     line (the frame before it), not a module run as ``__main__`` (``python -m``, whose frame
     before is runpy's)."""
     for before, frame in zip(frames, frames[1:]):
-        if frame.function == "<module>" and _INSTALLED.search(frame.file):
+        if frame.function == "<module>" and installed(frame.file):
             if (before.source or "").lstrip().startswith(("import ", "from ")):
                 return True
     return False
+
+
+def installed(path: str) -> bool:
+    """An installed package's code (site-packages or dist-packages), not the user's own."""
+    return _INSTALLED.search(path) is not None
 
 
 _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")

@@ -9,6 +9,7 @@ import re
 from dataclasses import replace
 from functools import cache
 
+from tracelens.parse.frames import installed
 from tracelens.parse.lexer import EXCEPTION_LINE
 from tracelens.rulebook.origin import Origin
 from tracelens.rulebook.sayings import say_it
@@ -244,8 +245,9 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
             return cat
     if origin.kind in _BY_KIND:
         return _BY_KIND[origin.kind]
-    file = origin.frame.file if origin.frame is not None else ""
-    if "unexpected keyword argument" in head and _INSTANTIATOR.search(file.replace("\\", "/")):
+    # the raising file, with "/" whatever the system (every path test below reads it so)
+    file = origin.frame.file.replace("\\", "/") if origin.frame is not None else ""
+    if "unexpected keyword argument" in head and _INSTANTIATOR.search(file):
         return "config-invalid"  # a config file named a key the class does not take
     if (
         _missing().search(head)
@@ -254,7 +256,7 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
             and origin.frame is not None
             and origin.frame.file.endswith("subprocess.py")
         )
-        or (_signature().search(head) and _installed(file.replace("\\", "/")))
+        or (_signature().search(head) and installed(file))
     ):
         # a program that is not installed (when it is subprocess), or one installed package
         # calling another with the arguments of another version of it
@@ -263,7 +265,7 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
         # raised by an installed package's own code while it was imported: what it found at
         # import (another version of a package it patches or builds on), not what it was given
         return "dependency-missing"
-    if origin.type.endswith(_FILE_ERRORS) and _COMPILER_CACHE.search(file.replace("\\", "/")):
+    if origin.type.endswith(_FILE_ERRORS) and _COMPILER_CACHE.search(file):
         return "compile-failure"  # a kernel compiler's cache lost a file (two writers racing)
     validation = origin.type.endswith("ValidationError")
     for rx, cat in _by_type():
@@ -274,19 +276,11 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
     for rx, cat in _by_path():
         if rx.search(file):
             return cat
-    if (
-        _tensor().search(head)
-        and origin.type in _TENSOR_TYPES
-        and not _ENGINE.search(file.replace("\\", "/"))
-    ):
+    if _tensor().search(head) and origin.type in _TENSOR_TYPES and not _ENGINE.search(file):
         return "tensor-mismatch"  # in the user's code: in a serving engine's, its inputs
-    if _EXPORT.search(file.replace("\\", "/")):
+    if _EXPORT.search(file):
         return "compile-failure"  # torch.export's own checks (a shape an input breaks: above)
-    if (
-        origin.type in _CHECK_TYPES
-        and _DIST_SETUP.search(file.replace("\\", "/"))
-        and not _COMM_WORDS.search(head)
-    ):
+    if origin.type in _CHECK_TYPES and _DIST_SETUP.search(file) and not _COMM_WORDS.search(head):
         return "config-invalid"  # torch.distributed's checks of how it was set up
     module = origin.frame.module if origin.frame is not None and origin.frame.module else ""
     for rx, cat in _by_words():
@@ -296,15 +290,11 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
             return cat
     if validation:
         return "config-invalid"
-    if origin.type.rsplit(".", 1)[-1] == "TimeoutError" and _ENGINE.search(file.replace("\\", "/")):
+    if origin.type.rsplit(".", 1)[-1] == "TimeoutError" and _ENGINE.search(file):
         # a serving engine that waited for its workers (V0's run_engine_loop, an RPC to the
         # engine core): one of them stalled or died, whatever the engine was given
         return "worker-died"
-    if (
-        framework_checks
-        and origin.kind == "exception"
-        and _FRAMEWORK.search(file.replace("\\", "/"))
-    ):
+    if framework_checks and origin.kind == "exception" and _FRAMEWORK.search(file):
         # raised by a serving or training framework's own checks, with no word of anything
         # else: what they reject is nearly always the configuration they were given
         return "config-invalid"
@@ -319,11 +309,6 @@ def _signature() -> re.Pattern[str]:
         r"got multiple values for (?:keyword )?argument|"
         r"missing \d+ required (?:positional|keyword-only) arguments?"
     )
-
-
-def _installed(file: str) -> bool:
-    """An installed package's code (not the user's own)."""
-    return "/site-packages/" in file or "/dist-packages/" in file
 
 
 @cache

@@ -20,9 +20,13 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tracelens.parse.normalize import normalize
 from tracelens.rulebook.load import read_cache, write_cache
+
+if TYPE_CHECKING:  # the words table is imported when it is first needed
+    from tracelens.rulebook.words import Answer
 
 THRESHOLD = 85.0
 """Lowest score at which an unrecognized failure takes the nearest rule's category (below it,
@@ -153,9 +157,10 @@ def index(ruleset) -> list[Entry]:
     return entries
 
 
-def by_words(origin, entries: list[Entry], table=None) -> tuple[str, float, int] | None:
+def by_words(origin, entries: list[Entry], table=None) -> Answer | None:
     """The category the words of the known failures (``entries``, or their ``table`` built
-    before) give ``origin``, with its probability and how many of its features the table knows; None when none of its words is known."""
+    before) give ``origin``, with its probability and how many of its features the table
+    knows; None when none of its words is known."""
     from tracelens.rulebook.words import Words
 
     if table is None:

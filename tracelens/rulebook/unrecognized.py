@@ -30,6 +30,7 @@ from tracelens.rulebook.tracker import search_url
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
     from tracelens.rulebook.nearest import Near
+    from tracelens.rulebook.words import Answer
 
 RULE_ID = "unrecognized"
 _SAY_RESEMBLES = 70.0
@@ -55,7 +56,7 @@ def choose_category(
     origin: Origin,
     near: list[Near],
     threshold: float,
-    words: tuple[str, float, int] | None = None,
+    words: Answer | None = None,
 ) -> tuple[str, Near | None]:
     """(category, the nearest known failure it came from or None): the nearest known failure's
     when it resembles it closely, else what the failure's kind and words say (the guess), and
@@ -72,21 +73,21 @@ def choose_category(
     if guessed != "unrecognized":
         return guessed, None
     if words is not None and origin.type:
-        return words[0], None  # an exception's words
+        return words.category, None  # an exception's words
     last = guess_category(origin)
-    if last == "unrecognized" and words and words[2] >= _LINE_WORDS and origin.kind not in _REPORTS:
+    if last == "unrecognized" and words is not None and origin.kind not in _REPORTS:
         # a failure line without an exception type (a launcher's, a container runtime's, a
-        # library's error line) that nothing else names, with words enough to go by
-        return words[0], None
+        # library's error line) that nothing else names, when its words are enough to go by
+        return (words.category if words.known >= _LINE_WORDS else last), None
     return last, None
 
 
 _LINE_WORDS = 5
+"""The features a bare failure line's words must share with known failures for the words to
+name its category ("exit status 1" or "request failed with status 500" say nothing of it)."""
 _REPORTS = frozenset({"http", "tests"})
 """Failure lines that only report a failure told elsewhere (a server's 5xx answer, a test
 runner's summary): their words are the report's, never the failure's."""
-"""The features a bare failure line's words must share with known failures for the words to
-name its category ("exit status 1" or "request failed with status 500" say nothing of it)."""
 
 
 def _refusals(d: Diagnosis, failures: Failures) -> list[Origin]:
@@ -143,7 +144,7 @@ def unrecognized(
     near: list[Near],
     threshold: float,
     log_file: str,
-    words: tuple[str, float, int] | None = None,
+    words: Answer | None = None,
     last: ExceptionInfo | None = None,
 ) -> Diagnosis:
     """The diagnosis of a failure no rule knows; ``last``: the exception the program finally
