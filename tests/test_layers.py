@@ -13,7 +13,13 @@ PKG = Path(__file__).resolve().parent.parent / "tracelens"
 
 # lowest first; a module may import from its own layer or any layer below it
 LAYERS = [
-    ("tracelens.paths", "tracelens.regex", "tracelens.models", "tracelens.keyvalues"),
+    (
+        "tracelens.paths",
+        "tracelens.regex",
+        "tracelens.literals",
+        "tracelens.models",
+        "tracelens.keyvalues",
+    ),
     ("tracelens.facts",),
     ("tracelens.read",),
     ("tracelens.parse",),

@@ -83,11 +83,13 @@ _state: dict[str, Any] = {}
 
 def setup(settings: Settings) -> None:
     """Build this process's rules and redactor (a pool's initializer)."""
+    from tracelens import facts
     from tracelens.incidents.redact import Redactor
     from tracelens.read import logread
     from tracelens.rulebook.load import default_rules
 
     logread.expect_many()
+    facts.expect_many()
     if _state.get("settings") == settings:
         return
     _state.clear()
@@ -100,10 +102,12 @@ def setup(settings: Settings) -> None:
 def preload(settings: Settings) -> None:
     """Before a pool forks its workers: what every worker would otherwise make for itself
     from the same rule set (:func:`setup`, the modules that diagnose and prepare a log, the
-    combined envelope regexes, the prefilter's RE2 set, the fact triggers' automaton, the
-    symptom wrappers), made once here and inherited."""
-    from tracelens import engine  # noqa: F401 (imported for the workers)
-    from tracelens.facts import _automaton
+    combined envelope regexes, the prefilter's and the fact triggers' set engines
+    (:mod:`tracelens.literals`), the symptom wrappers), made once here and inherited."""
+    from tracelens import (
+        engine,  # noqa: F401 (imported for the workers)
+        facts,
+    )
     from tracelens.incidents import incident  # noqa: F401 (imported for the workers)
     from tracelens.read import logread
     from tracelens.rulebook.rank import _wrappers
@@ -112,7 +116,7 @@ def preload(settings: Settings) -> None:
     rules = _state["rules"]
     logread.warm()
     rules.prefilter.expect_many()
-    _automaton()
+    facts._automaton()  # where Hyperscan is not used
     _wrappers(rules)
 
 

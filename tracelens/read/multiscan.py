@@ -19,10 +19,11 @@ scanner starts RE2 at the start of the line where a match ends.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable, Sequence
 from typing import Any
+
+from tracelens.literals import cached_database, hyperscan_usable
 
 Finder = Callable[[Any, int], "list[int] | None"]
 """``find(data, end)``: the sorted end offsets of matches in ``data[:end]``, or ``None``
@@ -30,13 +31,7 @@ when there are too many to be worth listing (the caller then searches every byte
 
 
 def _choose() -> str:
-    if os.environ.get("TRACELENS_SCAN_ENGINE", "").lower() == "re2":
-        return "re2"
-    try:
-        import hyperscan  # noqa: F401
-    except ImportError:  # no wheel for this platform, or a library it cannot load
-        return "re2"
-    return "hyperscan"
+    return "hyperscan" if hyperscan_usable() else "re2"
 
 
 ENGINE: str = _choose()
@@ -128,31 +123,12 @@ def _database(patterns: Sequence[bytes]) -> Any:
     """The compiled Hyperscan database of ``patterns``: from the cache file when it was built
     from this very set (compiling takes 30-100 ms, loading well under one), else compiled and
     cached."""
-    import zlib
-
     import hyperscan
 
-    from tracelens.paths import cache_home
+    def build() -> Any:
+        exprs = minimal(patterns)
+        db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+        db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=0)
+        return db
 
-    header = b"\n".join(patterns) + b"\n\n"
-    name = f"scan-{zlib.crc32(header):08x}-hyperscan-{getattr(hyperscan, '__version__', '')}.hsdb"
-    path = cache_home() / "tracelens" / name
-    try:
-        blob = path.read_bytes()
-        if blob.startswith(header):
-            db = hyperscan.loadb(blob[len(header) :], hyperscan.HS_MODE_BLOCK)
-            db.scratch = hyperscan.Scratch(db)  # fails for a database built for another CPU
-            return db
-    except (OSError, hyperscan.error):
-        pass
-    exprs = minimal(patterns)
-    db = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    db.compile(expressions=exprs, ids=list(range(len(exprs))), elements=len(exprs), flags=0)
-    tmp = path.with_name(f"{name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(header + hyperscan.dumpb(db))
-        os.replace(tmp, path)
-    except OSError:  # a read-only cache: compile again next time
-        tmp.unlink(missing_ok=True)
-    return db
+    return cached_database("scan", b"\n".join(patterns) + b"\n\n", build)
