@@ -304,6 +304,12 @@ CASES = {
         "1, NVIDIA GeForce RTX 4090, 21790 MiB, 24564 MiB\n",
         {"gpu_name": "NVIDIA GeForce RTX 4090", "gpu_count": "2"},
     ),
+    "nvidia-smi's CSV query of older cards (each brand a trigger of its own)": (
+        "name, compute_cap\n"
+        "Tesla V100-SXM2-32GB, 7.0\n"
+        "Quadro RTX 8000, 7.5\n",
+        {"gpu_name": "Tesla V100-SXM2-32GB", "compute_capability": "7.0"},
+    ),
     "a script's device line among others": (
         "torch 2.6.0+cu124 | transformers 4.49.0 | GPU: NVIDIA L4 (23034 MiB, 58 SMs)\n",
         {"gpu_name": "NVIDIA L4", "torch_version": "2.6.0+cu124"},

@@ -58,7 +58,7 @@ _SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
 # (tracelens.read.scan): every specific extractor trigger, and the openings of the structured
 # payloads and tables the special parsers read.
 SCAN_PATTERNS: tuple[bytes, ...] = (
-    *sorted({re.escape(e.trigger).encode() for e in EXTRACTORS if e.scan}),
+    *sorted({re.escape(t).encode() for e in EXTRACTORS if e.scan for t in e.triggers}),
     rb"ServerArgs\(",
     rb"server_args",
     rb"with config:",
@@ -132,7 +132,8 @@ def _by_trigger() -> dict[str, list[tuple[int, Extractor]]]:
     """Each trigger's extractors with their places in the table."""
     out: dict[str, list[tuple[int, Extractor]]] = {}
     for k, ex in enumerate(EXTRACTORS):
-        out.setdefault(ex.trigger, []).append((k, ex))
+        for trigger in ex.triggers:
+            out.setdefault(trigger, []).append((k, ex))
     return out
 
 
@@ -143,14 +144,14 @@ def _extractors_of(found: set[str]) -> list[Extractor]:
     """The extractors whose trigger is among ``found``, in the table's order (a line holds a
     few triggers; testing all 61 on every such line was most of the extraction's own time)."""
     hits = [pair for t in found for pair in _BY_TRIGGER.get(t, ())]
-    if len(hits) > 1:
-        hits.sort(key=lambda pair: pair[0])
+    if len(hits) > 1:  # in table order, each once (a line may hold two of one's triggers)
+        return [ex for _k, ex in sorted(dict(hits).items())]
     return [ex for _k, ex in hits]
 
 
 TRIGGERS: tuple[str, ...] = tuple(
     sorted(
-        {e.trigger for e in EXTRACTORS}
+        {t for e in EXTRACTORS for t in e.triggers}
         | {t for t, _fn in _SPECIAL}
         | {"AttentionSelectorConfig(", "Reasons: {", _ROOT_CAUSE}
     )

@@ -22,6 +22,14 @@ class Extractor:
     """Whether the large-log scanner looks for the trigger (False for literals so common that
     windows around them would be most of the log: package names in every frame path, NCCL INFO
     lines); such facts are read where other windows already are."""
+    also: tuple[str, ...] = ()
+    """Other literals, any of which triggers the regex too: the trigger is then one of several
+    words the regex requires, none of which every match holds."""
+
+    @property
+    def triggers(self) -> tuple[str, ...]:
+        """Every literal that triggers the regex."""
+        return (self.trigger, *self.also)
 
     @property
     def pattern(self) -> Any:
@@ -30,14 +38,23 @@ class Extractor:
 
 
 def _x(
-    trigger: str, pattern: str, name: str | None = None, priority: int = 0, scan: bool = True
+    trigger: str | tuple[str, ...],
+    pattern: str,
+    name: str | None = None,
+    priority: int = 0,
+    scan: bool = True,
 ) -> Extractor:
-    return Extractor(trigger, pattern, name, priority, scan)
+    """An extractor; ``trigger`` a literal, or several (any of them triggers the regex)."""
+    first, *also = (trigger,) if isinstance(trigger, str) else trigger
+    return Extractor(first, pattern, name, priority, scan, tuple(also))
 
 
 # a version; a dot or a hyphen counts only when more of the version follows it ("found
 # vllm==0.8.1." ends a sentence, pip's "(from torch==2.10.0->vllm==0.16.0)" chains requirements)
 _VER = r"(?P<v>\d+\.\d+(?:[.-]?[\w+])*)"
+
+_BRANDS = ("NVIDIA ", "Tesla ", "Quadro ")
+"""The words an nvidia-smi CSV row's GPU name starts with (the triggers of its two rows)."""
 
 EXTRACTORS: tuple[Extractor, ...] = (
     _x(
@@ -198,7 +215,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     _x("capability", r"cuda capability (?P<v>\d+\.\d+)", "compute_capability", 2),
     # nvidia-smi --query-gpu=name,compute_cap --format=csv: "NVIDIA A100-SXM4-80GB, 8.0"
     _x(
-        ", ",
+        _BRANDS,
         r"^(?:NVIDIA|Tesla|Quadro) [^,]+, (?P<v>\d+\.\d+)\s*$",
         "compute_capability",
         2,
@@ -207,7 +224,7 @@ EXTRACTORS: tuple[Extractor, ...] = (
     # nvidia-smi --query-gpu=index,name,memory.used,memory.total --format=csv(,noheader):
     # "0, NVIDIA GeForce RTX 4090, 21786 MiB, 24564 MiB"
     _x(
-        ", ",
+        _BRANDS,
         r"^(?:\d+, )?(?P<v>(?:NVIDIA|Tesla|Quadro) [^,\n]*[^,\s]), (?:\d+ MiB|\d+ %|\d+\.\d+(?:,|\s*$))",
         "gpu_name",
         1,
