@@ -315,3 +315,21 @@ def test_the_json_of_a_similar_hit_keeps_its_keys(tmp_path):
 )  # fmt: skip
 def test_a_stored_similar_hit_loads_back_as_a_record(stored, expected):
     assert load_report({"source": "a.log", "similar": [stored]}).similar == [expected]
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["plain ascii", "Größe ü 日本", "a lone surrogate \udcff here"],
+    ids=["ascii", "utf-8", "surrogate"],
+)
+def test_stored_blobs_read_back_whatever_the_text_holds(text):
+    from tracelens.incidents.records import decode_excerpt, encode_document, encode_excerpt
+
+    excerpt = Excerpt(lines=[ExcerptLine(line=3, text=text, evidence=True)], cut=True)
+    back = decode_excerpt(encode_excerpt(excerpt))
+    expected = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    assert back.lines[0].text == expected and back.lines[0].evidence and back.cut
+    document = {"records": [[1, "", "", text]], "line_count": 2**70}  # past orjson's integers
+    data = json.loads(zlib.decompress(encode_document(document)))
+    assert data["line_count"] == 2**70
+    assert data["records"][0][3] == text
