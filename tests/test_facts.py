@@ -305,9 +305,7 @@ CASES = {
         {"gpu_name": "NVIDIA GeForce RTX 4090", "gpu_count": "2"},
     ),
     "nvidia-smi's CSV query of older cards (each brand a trigger of its own)": (
-        "name, compute_cap\n"
-        "Tesla V100-SXM2-32GB, 7.0\n"
-        "Quadro RTX 8000, 7.5\n",
+        "name, compute_cap\nTesla V100-SXM2-32GB, 7.0\nQuadro RTX 8000, 7.5\n",
         {"gpu_name": "Tesla V100-SXM2-32GB", "compute_capability": "7.0"},
     ),
     "a script's device line among others": (
