@@ -228,7 +228,7 @@ def test_a_stored_blob_reads_back_as_the_plain_json(data):
     from tracelens.incidents.records import encode_document, encode_report
 
     for encode in (encode_report, encode_document):
-        assert zlib.decompress(encode(data)) == json.dumps(data).encode()
+        assert json.loads(zlib.decompress(encode(data))) == data
 
 
 @pytest.mark.parametrize("text", ["plain", 'Größe \\ " \n', "bad \udcff byte"])
@@ -239,5 +239,4 @@ def test_a_stored_excerpt_reads_back_as_the_plain_json(text):
     from tracelens.incidents.records import Excerpt, ExcerptLine, encode_excerpt, excerpt_dict
 
     ex = Excerpt(lines=[ExcerptLine(line=3, text=text, process="rank0", evidence=True)])
-    plain = json.dumps(excerpt_dict(ex), ensure_ascii=False).encode("utf-8", "surrogatepass")
-    assert zlib.decompress(encode_excerpt(ex)) == plain
+    assert json.loads(zlib.decompress(encode_excerpt(ex))) == excerpt_dict(ex)

@@ -16,6 +16,7 @@ LAYERS = [
     (
         "tracelens.paths",
         "tracelens.regex",
+        "tracelens.pyregex",
         "tracelens.literals",
         "tracelens.models",
         "tracelens.keyvalues",

@@ -4,15 +4,15 @@ one pass, quotes and brackets respected."""
 
 from __future__ import annotations
 
-import re
+from tracelens.pyregex import compile_re
 
-_QUOTED = {"'": re.compile(r"'(?:[^'\\]|\\.)*'"), '"': re.compile(r'"(?:[^"\\]|\\.)*"')}
+_QUOTED = {"'": compile_re(r"'(?:[^'\\]|\\.)*'"), '"': compile_re(r'"(?:[^"\\]|\\.)*"')}
 
 
 # A key's characters: ``\w`` (what ``str.isalnum()`` accepts, or ``_``), read by one regex call
 # instead of one Python call per character
-_WORDS = re.compile(r"\w*")
-_KEY_AFTER = re.compile(r", \w+=")
+_WORDS = compile_re(r"\w*")
+_KEY_AFTER = compile_re(r", \w+=")
 
 
 class _KeyValues:

@@ -8,12 +8,12 @@ whose first diagnosis changes are listed.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from tracelens.pyregex import compile_re
 from tracelens.rulebook.load import RuleSet
 
-_EXCERPT_LINE = re.compile(r"^\d+: ?(.*)$")
+_EXCERPT_LINE = compile_re(r"^\d+: ?(.*)$")
 UNRECOGNIZED = "unrecognized"
 
 

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracelens.parse.normalize import normalize
+from tracelens.pyregex import compile_re
 
-_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*(?:/[a-z0-9][a-z0-9_.-]*)+$")
-_PLACEHOLDER = re.compile(r"<(?:n|hex|path|size|uuid|id|ts)>")
+_ID = compile_re(r"^[a-z0-9][a-z0-9_.-]*(?:/[a-z0-9][a-z0-9_.-]*)+$")
+_PLACEHOLDER = compile_re(r"<(?:n|hex|path|size|uuid|id|ts)>")
 
 
 class ScaffoldError(Exception):

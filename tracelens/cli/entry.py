@@ -30,6 +30,9 @@ def run() -> None:
         from tracelens.read.prescan import discard
 
         discard()
+    pyregex = sys.modules.get("tracelens.pyregex")
+    if pyregex is not None:  # the regex programs this run compiled, for the next one
+        pyregex.save()
     if os.name != "posix":  # elsewhere a temporary file may still need its cleanup
         sys.exit(code)
     for stream in (sys.stdout, sys.stderr):

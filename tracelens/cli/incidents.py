@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sys
 from datetime import datetime, timedelta, timezone
@@ -11,6 +10,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+
+from tracelens.pyregex import compile_re
 
 if TYPE_CHECKING:
     from tracelens.incidents.records import Incident
@@ -274,7 +275,7 @@ def incidents_attach(incident_id, ref, db_path) -> None:
     echo(f"incident {incident_id}: attached {ref}")
 
 
-_TICKET_REF = re.compile(r"^(?:https?://[^\s/$.?#][^\s]*|[A-Z][A-Z0-9_]+-\d+|#\d+)$")
+_TICKET_REF = compile_re(r"^(?:https?://[^\s/$.?#][^\s]*|[A-Z][A-Z0-9_]+-\d+|#\d+)$")
 
 
 def _set_status(incident_id: int, db_path: str | None, status: str) -> None:

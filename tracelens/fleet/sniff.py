@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 
+from tracelens.pyregex import compile_re
 from tracelens.read.failures import failure_kind
 from tracelens.read.formats import NOT_LOGS
 from tracelens.read.logread import decode, sniff_encoding
@@ -35,7 +36,7 @@ MAGIC = NOT_LOGS
 """(offset, bytes, what the file is): file formats recognised by their first bytes (a
 compressed log is decompressed before it is looked at: :mod:`tracelens.read.formats`)."""
 
-_BAD = re.compile("[\ufffd\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
+_BAD = compile_re("[\ufffd\x00-\x08\x0e-\x1a\x1c-\x1f\x7f]")
 """Characters text does not hold: undecodable bytes and control characters (tab, newline,
 carriage return, form feed and escape are text)."""
 
@@ -47,7 +48,7 @@ nothing else holds no character text does not hold (the common case, told by one
 _PREFIX = r"^[ \t]*(?:[\w.-]{1,40}[ \t]+\|[ \t]+)?(?:\[[\w .:-]{1,30}[\] ])?"
 """What may stand before a log line's own start: indentation, a compose service ``vllm-1 |``,
 a bracketed tag such as ``[taskcluster ``."""
-_SIGNAL = re.compile(
+_SIGNAL = compile_re(
     _PREFIX
     + r"""(?:
         [\[(]?\d{4}[-/]\d\d[-/]\d\d(?:[T ]\d\d:\d\d)?   # 2025-07-01T05:05:58
@@ -68,8 +69,8 @@ _SIGNAL = re.compile(
 )
 """Signs of a log: one is enough."""
 
-_COMMENT = re.compile(r"^\s*(?:#.*)?$")
-_REQUIREMENT = re.compile(
+_COMMENT = compile_re(r"^\s*(?:#.*)?$")
+_REQUIREMENT = compile_re(
     r"""^\s*(?:
         -[-\w]+(?:[\s=]\S+)?                                   # -r other.txt, --index-url URL
       | [A-Za-z0-9][\w.-]*(?:\[[\w,.\ -]*\])?\s*               # name[extra]
@@ -79,9 +80,9 @@ _REQUIREMENT = re.compile(
     )\s*(?:\#.*)?$""",
     re.VERBOSE,
 )
-_PINNED = re.compile(r"(?:===|==|>=|<=|~=|!=|<|>|\s@\s)")
-_ENV_LINE = re.compile(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
-_YAMLISH = re.compile(r"^(?:---|%YAML|[\w.\"'-]+:(?:\s|$)|- )")
+_PINNED = compile_re(r"(?:===|==|>=|<=|~=|!=|<|>|\s@\s)")
+_ENV_LINE = compile_re(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
+_YAMLISH = compile_re(r"^(?:---|%YAML|[\w.\"'-]+:(?:\s|$)|- )")
 
 
 def _shape(text: str) -> str | None:

@@ -26,8 +26,9 @@ from tracelens.models import (
     model,
     to_dict,
 )
+from tracelens.pyregex import compile_re
 
-_BANNER = re.compile(r"[█▄▀].*[█▄▀]")
+_BANNER = compile_re(r"[█▄▀].*[█▄▀]")
 
 
 def is_banner(text: str) -> bool:
@@ -201,7 +202,7 @@ def decode_excerpt(blob: bytes | None) -> Excerpt:
     )
 
 
-_NUMBERED = re.compile(r"(\d+): ?(.*)", re.DOTALL)
+_NUMBERED = compile_re(r"(\d+): ?(.*)", re.DOTALL)
 
 
 def parse_numbered(text: str, evidence: frozenset[int] | set[int] = frozenset()) -> Excerpt:

@@ -21,7 +21,6 @@ rule it follows.
 from __future__ import annotations
 
 import copy
-import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ import re2
 
 from tracelens.parse.normalize import normalize
 from tracelens.parse.usercontent import ALL_USER_CONTENT_PATTERNS, MARK, substitute
+from tracelens.pyregex import compile_re
 from tracelens.regex import compile_regex
 
 
@@ -148,7 +148,7 @@ _PROBES = ("", "a", "Z", "0", " ", "-", "INFO 01-20 13:03:41 [engine.py:41] engi
 """Texts a user's pattern must not match whole: a pattern that does would shred every field."""
 
 
-_WHOLE_TEXT_ANCHOR = re.compile(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
+_WHOLE_TEXT_ANCHOR = compile_re(r"\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m")
 """``\\A``, ``\\z`` or a group that turns multi-line mode off: the pattern cannot be run over
 many texts joined by line breaks."""
 

@@ -19,7 +19,6 @@ same failure: ``benchmarks/accuracy_similar.py``, docs/similar.md) are left out.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from dataclasses import dataclass
 from functools import lru_cache
@@ -34,6 +33,7 @@ from tracelens.incidents.rows import Candidate
 from tracelens.incidents.signature import signature
 from tracelens.models import IncidentColumns, Report, SimilarIncident, TicketLink
 from tracelens.parse.normalize import normalize
+from tracelens.pyregex import compile_re
 
 if TYPE_CHECKING:
     from tracelens.incidents.records import Incident
@@ -130,7 +130,7 @@ def _specific(rule: str | None) -> str | None:
     return rule if rule and rule not in GENERIC_RULES else None
 
 
-_QUOTED = re.compile(r"'([^'\s]{2,120})'|`([^`\s]{2,120})`")
+_QUOTED = compile_re(r"'([^'\s]{2,120})'|`([^`\s]{2,120})`")
 
 
 def _names(error: str) -> frozenset[str]:
@@ -201,7 +201,7 @@ def similarity(
     return min(100.0, text)
 
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+_WORD = compile_re(r"[A-Za-z][A-Za-z0-9_]{2,}")
 _NOISE = frozenset(
     {"path", "size", "hex", "uuid", "the", "and", "for", "with", "from", "not", "was"}
 )

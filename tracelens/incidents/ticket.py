@@ -10,11 +10,11 @@ bookkeeping.
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import quote
 
 from tracelens.incidents.records import Excerpt, ExcerptLine, Incident, is_banner
 from tracelens.models import Diagnosis, Report, to_dict
+from tracelens.pyregex import compile_re
 from tracelens.regex import compile_regex
 from tracelens.render.common import (
     fence,
@@ -36,7 +36,7 @@ _MIN_EXCERPT = 6
 """Lines of log excerpt a link keeps before it drops the excerpt."""
 _TITLE_LIMIT = 200
 TICKET_FORMATS = ("markdown", "jira", "json", "github-url")
-GITHUB_REPO = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
+GITHUB_REPO = compile_re(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/(?!\.\.?$)[A-Za-z0-9._-]{1,100}")
 """OWNER/NAME as GitHub allows them: an owner of up to 39 letters, digits and hyphens, a name
 of up to 100 letters, digits, ``.``, ``_`` and ``-``; nothing that could add to the URL."""
 # RE2 (linear time: a ticket's excerpt may hold lines of any length); no lookarounds there, so
@@ -44,7 +44,7 @@ of up to 100 letters, digits, ``.``, ``_`` and ``-``; nothing that could add to 
 _SITE = compile_regex(r"""(?:[A-Za-z]:)?[^\s"'(]*[/\\]((?:site|dist)-packages[/\\])""")
 """The install prefix of a package path (``/home/me/.venv/lib/python3.12/``)."""
 _HOME = compile_regex(r"""(^|[^\w/])(?:(?:/home|/Users)/[^/\s"']+|/root)/""", multiline=True)
-_LOCAL = re.compile(r"^(?:~|/|[A-Za-z]:[/\\]|\.\.?/)")
+_LOCAL = compile_re(r"^(?:~|/|[A-Za-z]:[/\\]|\.\.?/)")
 
 
 def _top(report: Report) -> Diagnosis | None:

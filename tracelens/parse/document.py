@@ -31,6 +31,7 @@ from tracelens.parse.lexer import EXCEPTION_LINE, NEW_OUTPUT
 from tracelens.parse.marks import PROMPT, exit_status
 from tracelens.parse.pybindtb import STUB, stub_traceback
 from tracelens.parse.traceback import parse_records
+from tracelens.pyregex import compile_re
 from tracelens.read.failures import SHAPES, failure_kind
 
 ERROR_LEVELS = frozenset({"ERROR", "CRITICAL", "FATAL"})
@@ -92,7 +93,7 @@ def build(
     )
 
 
-_TB_SHAPED = re.compile(
+_TB_SHAPED = compile_re(
     # frames and carets at the start too: a traceback pasted without its indentation
     r'File "|[~^]*\^[~^]*\s*$|'
     r"\s|Traceback \(most recent call last\):|The above exception|During handling|"
@@ -103,8 +104,8 @@ _TB_SHAPED = re.compile(
 )
 
 
-_DEDENTED_FRAME = re.compile(r'File "[^"]*", line \d+')
-_PY_WARNING = re.compile(r"\S+\.py:\d+: \w*Warning: ")
+_DEDENTED_FRAME = compile_re(r'File "[^"]*", line \d+')
+_PY_WARNING = compile_re(r"\S+\.py:\d+: \w*Warning: ")
 """A line of Python's warnings module (``path.py:N: UserWarning: message``): a warning, whatever
 its message says (cuDNN's "Plan failed with an OutOfMemoryError" while it tries plans), never a
 failure line."""
@@ -115,7 +116,7 @@ def _startup_noise() -> re.Pattern[str]:
     """What TensorFlow and XLA log at error level on every start where another library (JAX,
     torch_xla, TensorFlow itself imported twice) registered the same CUDA plugin first: no
     failure (compiled when a log first has an error-level line)."""
-    return re.compile(
+    return compile_re(
         r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory for "
         r"plugin \w+ when one has already been registered|computation placer already registered"
     )

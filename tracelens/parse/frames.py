@@ -4,9 +4,8 @@ show a package being imported."""
 
 from __future__ import annotations
 
-import re
-
 from tracelens.models import Frame
+from tracelens.pyregex import compile_re
 
 # Modules (prefixes) and functions whose frames say nothing about the failure.
 SKIP_MODULES = (
@@ -83,4 +82,4 @@ def installed(path: str) -> bool:
     return _INSTALLED.search(path) is not None
 
 
-_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+_INSTALLED = compile_re(r"[/\\](?:site|dist)-packages[/\\]")

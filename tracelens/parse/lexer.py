@@ -6,7 +6,6 @@ grammar in ``grammars/traceback.lark`` (:mod:`tracelens.parse.traceback`) checks
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -15,29 +14,30 @@ from itertools import accumulate
 from tracelens.models import Record
 from tracelens.parse.interleave import unpaired
 from tracelens.parse.marks import CAUSE, CONTEXT, CUT_ABOVE, CUT_MARKS, MESSAGE_BLOCK, TB_HEAD
+from tracelens.pyregex import compile_re
 
-_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+)(?:, in (?P<func>.*))?$')
-_FAULT_FRAME = re.compile(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+) in (?P<func>.*)$')
-_CARET = re.compile(r"\s+[~^]*\^[~^]*\s*$")
-_REPEATED = re.compile(r"\s*\[Previous line repeated (?P<n>\d+) more times?\]")
-_GROUP_HEAD = re.compile(r"(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):")
-_FAULT_HEAD = re.compile(r"Fatal Python error: (?P<msg>.*)")
-_THREAD_HEAD = re.compile(
+_FRAME = compile_re(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+)(?:, in (?P<func>.*))?$')
+_FAULT_FRAME = compile_re(r'\s*File "(?P<file>[^"]*)", line (?P<lineno>\d+) in (?P<func>.*)$')
+_CARET = compile_re(r"\s+[~^]*\^[~^]*\s*$")
+_REPEATED = compile_re(r"\s*\[Previous line repeated (?P<n>\d+) more times?\]")
+_GROUP_HEAD = compile_re(r"(?P<indent>\s*)\+ Exception Group Traceback \(most recent call last\):")
+_FAULT_HEAD = compile_re(r"Fatal Python error: (?P<msg>.*)")
+_THREAD_HEAD = compile_re(
     r"(?:(?:Current t|T)hread 0x[\da-fA-F]+ |Stack )\(most recent call first\):"
 )
-_EXC = re.compile(
+_EXC = compile_re(
     r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
 )
 _QUOTE = '"""'
 # A line that can only be an exception (a type named like one, with its message): never a source line.
-EXCEPTION_LINE = re.compile(
+EXCEPTION_LINE = compile_re(
     r"^(?P<type>(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
     r"Warning(?=: .*(?:error|fail)))(?:\([\w.]*\))?): (?P<msg>.+)$"
 )
-_BARE_EXCEPTION = re.compile(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt)$")
-_DEDENTED_CARET = re.compile(r"[~^]*\^[~^]*\s*$")
+_BARE_EXCEPTION = compile_re(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt)$")
+_DEDENTED_CARET = compile_re(r"[~^]*\^[~^]*\s*$")
 # In a message without a logger header, a line like these starts new output, not more message.
-NEW_OUTPUT = re.compile(
+NEW_OUTPUT = compile_re(
     r"\[?[IWEF]\d{3,4} \d\d:\d\d|\[?\d{4}-\d\d-\d\d[ T]\d\d:\d\d|\d\d:\d\d:\d\d[.,]\d|"
     r"(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b|\$ |>>> |```|</?details>|(?:\(\S+\) )?PS [A-Za-z]:\\|"
     r"\S+\.py:\d+: \w*Warning: |\++ (?:(?:exit|echo|set|wait|sleep) |\w+=)|"  # bash's set -x trace
@@ -53,7 +53,7 @@ NEW_OUTPUT = re.compile(
 )
 # PowerShell wraps a native command's stderr: "python : Traceback …", then these lines (the
 # position line in the system's language: "At line:1 char:1", "所在位置 行:1 字符: 1", "In Zeile:1 Zeichen:1")
-_PS_WRAPPER = re.compile(
+_PS_WRAPPER = compile_re(
     r"\s*(?:[^\s:]+(?: [^\s:]+)*:\s?\d+\s+(?:[^\s:]+(?: [^\s:]+)?)?\s?:\s?\d+\s*$|\+ |\+ ?~+$|"
     r"\+ (?:CategoryInfo|FullyQualifiedErrorId)\b)"
 )
@@ -90,7 +90,7 @@ _KNOWN_TOPS = (
     "xgrammar",
 )
 
-_PYTHON_LIB = re.compile(r"python3(\.\d+)?")
+_PYTHON_LIB = compile_re(r"python3(\.\d+)?")
 
 
 @lru_cache(maxsize=4096)
@@ -166,7 +166,7 @@ def _sep_kind(text: str) -> str | None:
     return None
 
 
-_EMPTY_MESSAGE = re.compile(r"[A-Za-z_][\w.]*(?:\([\w.]*\))?:$")
+_EMPTY_MESSAGE = compile_re(r"[A-Za-z_][\w.]*(?:\([\w.]*\))?:$")
 """An exception line whose message starts with a line break (``raise ImportError("\\n...")``):
 its message is the paragraphs below, blank lines and all."""
 

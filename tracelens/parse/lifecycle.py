@@ -3,12 +3,11 @@ shutdown request are teardown noise, not the failure."""
 
 from __future__ import annotations
 
-import re
-
 from tracelens.models import Document, Record
+from tracelens.pyregex import compile_re
 from tracelens.regex import compile_regex
 
-_STOP_REQUESTED = re.compile(
+_STOP_REQUESTED = compile_re(
     r"shutdown triggered|Shutting down|[Rr]eceived (?:signal )?SIG(?:INT|TERM)|signal=SIG(?:INT|TERM)|"
     r"Received sigterm|Aborted!$|^\^C|^Shutdown initiated \(timeout=\d+\)"
 )
@@ -22,7 +21,7 @@ instead of one search a line (nothing in it matches a newline, and ``^``/``$`` t
 each record's ends)."""
 
 
-_SELF_SENT = re.compile(r"(?i)\bsend(?:ing)? sigterm to (?:process|pid)\b")
+_SELF_SENT = compile_re(r"(?i)\bsend(?:ing)? sigterm to (?:process|pid)\b")
 """A program's line saying it sends SIGTERM to its own child (vLLM's process manager stopping
 the engine core after the API server failed: "[shutdown] Process manager: send sigterm to
 process EngineCore"): the child's "received signal=SIGTERM" below it is no one asking to stop."""

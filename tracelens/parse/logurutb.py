@@ -21,15 +21,15 @@ taken off; line numbers are kept.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 
 from tracelens.models import Record
 from tracelens.parse.marks import TB_HEAD
+from tracelens.pyregex import compile_re
 
-_FRAME = re.compile(r'(?:>| ) File "[^"]*", line \d+')
-_VALUES = re.compile(r"\s*[│└├┬┼─\s]*[└│]")
+_FRAME = compile_re(r'(?:>| ) File "[^"]*", line \d+')
+_VALUES = compile_re(r"\s*[│└├┬┼─\s]*[└│]")
 """A line of loguru's values under a source line (``    │     └ 3``)."""
 
 

@@ -4,11 +4,13 @@ run before it, and a shell prompt's line."""
 import re
 from functools import cache
 
+from tracelens.pyregex import compile_re
+
 TB_HEAD = "Traceback (most recent call last):"
 CAUSE = "The above exception was the direct cause of the following exception:"
 CONTEXT = "During handling of the above exception, another exception occurred:"
 
-MESSAGE_BLOCK = re.compile(
+MESSAGE_BLOCK = compile_re(
     r"(?:Command|Output):$|Set TORCH_LOGS=|You can suppress this exception|While executing "
 )
 """A paragraph that continues an exception's message after a blank line: the blocks
@@ -16,7 +18,7 @@ torch.compile prints in its errors (the C++ compiler's command and output, the l
 fallback hints). Not its "from user code:" block: those are frames, which the message would
 take for a traceback of its own."""
 
-CUT_ABOVE = re.compile(
+CUT_ABOVE = compile_re(
     r"\s*(?:(?:```|~~~)[\w+-]*|\.\.\.|\u2026|\[\.\.\.\]|\[?\.*\s*truncated\s*\.*\]?)\s*$", re.I
 )
 """A line above frames pasted without their traceback's header: a Markdown fence, or a mark
@@ -24,7 +26,7 @@ of lines left out (``...``, ``[...]``, ``[truncated]``)."""
 CUT_MARKS = ("```", "~~~", "...", "\u2026", "runcated", "RUNCATED")
 """Literals of :data:`CUT_ABOVE`'s lines, searched for to find them."""
 
-PROMPT = re.compile(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[^>]*>) \S")
+PROMPT = compile_re(r"(?:\(\S+\) )?(?:[\w.-]+@[\w.-]+:\S*[$#]|\$|PS [A-Za-z]:\\[^>]*>) \S")
 """A shell prompt with the command typed after it: "$ kubectl logs ...", "user@host:~/run$ cat
 out.log", "(venv) user@host:/srv# python serve.py", PowerShell's "PS C:\\work> python ...". What
 the user typed, never what failed, whatever words it holds (``$ grep OutOfMemoryError *.log``)."""
@@ -34,7 +36,7 @@ the user typed, never what failed, whatever words it holds (``$ grep OutOfMemory
 def _asked_status() -> re.Pattern[str]:
     """A command that prints the exit status of the one before it (bash, fish, cmd, PowerShell),
     compiled when a log first shows a status after a prompt."""
-    return re.compile(r"\becho (?:\$\?|\$status|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
+    return compile_re(r"\becho (?:\$\?|\$status|%errorlevel%|\$LASTEXITCODE)\s*$", re.I)
 
 
 _SIGNALS = {137: "killed", 132: "crash", 134: "crash", 135: "crash", 136: "crash", 139: "crash"}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from tracelens.pyregex import compile_re
+
 
 @cache
 def _normalizers() -> tuple[tuple[re.Pattern[str], str], ...]:
@@ -17,24 +19,24 @@ def _normalizers() -> tuple[tuple[re.Pattern[str], str], ...]:
     store never normalizes a message)."""
     return (
         (
-            re.compile(
+            compile_re(
                 r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
             ),
             "<uuid>",
         ),
-        (re.compile(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
+        (compile_re(r"\b(?:chatcmpl|cmpl|req|request|run|job)[-_][\w-]{4,}"), "<id>"),
         (
-            re.compile(
+            compile_re(
                 r"\d{4}-\d{2}-\d{2}[T _]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
             ),
             "<ts>",
         ),
-        (re.compile(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
-        (re.compile(r"0x[0-9a-fA-F]+"), "<hex>"),
-        (re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
-        (re.compile(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
-        (re.compile(r"\b[0-9a-f]{12,}\b"), "<hex>"),
-        (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+        (compile_re(r"\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>"),
+        (compile_re(r"0x[0-9a-fA-F]+"), "<hex>"),
+        (compile_re(r"(?:[A-Za-z]:)?(?:[\\/][\w.@+~-]+){2,}[\\/]?"), "<path>"),
+        (compile_re(r"\b\d+(?:\.\d+)?\s?(?:[KMGTP]i?B|bytes?)\b"), "<size>"),
+        (compile_re(r"\b[0-9a-f]{12,}\b"), "<hex>"),
+        (compile_re(r"\d+(?:\.\d+)*"), "<n>"),
     )
 
 

@@ -25,16 +25,15 @@ Read as a traceback (frames outermost first, as Python prints them), rules about
 
 from __future__ import annotations
 
-import re
-
 from tracelens.models import ExceptionInfo, Record, Segment, Traceback
 from tracelens.parse.lexer import EXCEPTION_LINE
 from tracelens.parse.traceback import frame_at
+from tracelens.pyregex import compile_re
 
 STUB = "Failed to initialize Python stub: "
 """Triton's Python backend (pb_stub.cc) before the exception of its stub."""
 
-_AT_FRAME = re.compile(r"^\s+(?P<file>\S(?:.*\S)?)\((?P<lineno>\d+)\): (?P<func>\S+)\s*$")
+_AT_FRAME = compile_re(r"^\s+(?P<file>\S(?:.*\S)?)\((?P<lineno>\d+)\): (?P<func>\S+)\s*$")
 
 
 def stub_traceback(rec: Record) -> Traceback | None:

@@ -37,23 +37,24 @@ from dataclasses import replace
 
 from tracelens.models import Record
 from tracelens.parse.marks import CAUSE, CONTEXT, TB_HEAD
+from tracelens.pyregex import compile_re
 
-_SECTION = re.compile(r"_+ (?P<name>[^\s_].*?) _+$")
+_SECTION = compile_re(r"_+ (?P<name>[^\s_].*?) _+$")
 """A test's title: its name between rules of underscores (at least one on each side)."""
-_ENTRY_SEP = re.compile(r"(?:_ ){3,}_?$")
+_ENTRY_SEP = compile_re(r"(?:_ ){3,}_?$")
 _FILE = r"(?P<file>(?:[A-Za-z]:)?[^\s:][^:]*?\.pyx?)"
-_SHORT = re.compile(_FILE + r":(?P<line>\d+): in (?P<func>\S+)$")
-_LONG = re.compile(_FILE + r":(?P<line>\d+):(?: (?P<etype>[A-Za-z_][\w.]*))?$")
-_DEF = re.compile(r"\s+(?:async\s+)?def (?P<func>\w+)\(")
-_MARK = re.compile(r">\s+(?P<code>\S.*)$")
-_ARGS = re.compile(r"[A-Za-z_]\w* = ")
+_SHORT = compile_re(_FILE + r":(?P<line>\d+): in (?P<func>\S+)$")
+_LONG = compile_re(_FILE + r":(?P<line>\d+):(?: (?P<etype>[A-Za-z_][\w.]*))?$")
+_DEF = compile_re(r"\s+(?:async\s+)?def (?P<func>\w+)\(")
+_MARK = compile_re(r">\s+(?P<code>\S.*)$")
+_ARGS = compile_re(r"[A-Za-z_]\w* = ")
 """A long entry's arguments above its source ("dtype = torch.float16, q = tensor(...)")."""
-_RULE = re.compile(r"[=_-]+ \S.*\S [=_-]+$")
+_RULE = compile_re(r"[=_-]+ \S.*\S [=_-]+$")
 """A section rule of pytest's report (a test's title, captured output, the summary)."""
-_WORKER = re.compile(r"\[[\w-]+\] \S+ -- Python \d")
+_WORKER = compile_re(r"\[[\w-]+\] \S+ -- Python \d")
 """pytest-xdist's line under a test's title naming the worker that ran it ("[gw3] linux --
 Python 3.11.9 /srv/venv/bin/python")."""
-_EXC_LINE = re.compile(r"[A-Za-z_][\w.]*:(?:\s|$)")
+_EXC_LINE = compile_re(r"[A-Za-z_][\w.]*:(?:\s|$)")
 """A line that names its exception already ("torch._dynamo.exc.BackendCompilerFailed: …")."""
 
 

@@ -41,6 +41,7 @@ from tracelens.parse.logurutb import plain as loguru_plain
 from tracelens.parse.marks import CAUSE, CONTEXT
 from tracelens.parse.pytesttb import plain as pytest_plain
 from tracelens.parse.richtb import unbox
+from tracelens.pyregex import compile_re
 
 
 class ParseError(Exception):
@@ -269,7 +270,7 @@ def _nested_only(lines: list[str]) -> bool:
     return bool(lines) and lines[0].strip() == _QUOTE
 
 
-_GROUP_SEP = re.compile(r"\+(?:-\+)?-+(?: (?P<n>\d+|\.\.\.) -+)?\s*$")
+_GROUP_SEP = compile_re(r"\+(?:-\+)?-+(?: (?P<n>\d+|\.\.\.) -+)?\s*$")
 
 
 def _parse_group(texts: list[str], lines: list[int], depth: int) -> Traceback:
@@ -365,7 +366,7 @@ def _has_trigger(records: Sequence[Record]) -> bool:
     return False
 
 
-_RAY_HEAD = re.compile(r"ray::[\w.<>]+\(\) \(pid=\d+")
+_RAY_HEAD = compile_re(r"ray::[\w.<>]+\(\) \(pid=\d+")
 """The line Ray prints instead of Python's header for the part of a chain raised in a task or
 actor: "ray::RayWorkerWrapper.execute_method() (pid=29208, ip=10.0.0.3, actor_id=...)"."""
 

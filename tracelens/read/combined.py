@@ -14,11 +14,12 @@ from functools import lru_cache
 from typing import Any
 
 from tracelens.models import Record
+from tracelens.pyregex import compile_re
 
 Envelope = Any
 """A :class:`tracelens.read.logread.Envelope` (this module is imported by that one)."""
 
-_GROUP_NAME = re.compile(r"\(\?P<(\w+)>")
+_GROUP_NAME = compile_re(r"\(\?P<(\w+)>")
 
 
 def _combined(envs: tuple[Envelope, ...]) -> re.Pattern[str]:
@@ -30,7 +31,7 @@ def _combined(envs: tuple[Envelope, ...]) -> re.Pattern[str]:
         f"(?P<e{k}>" + _GROUP_NAME.sub(rf"(?P<e{k}_\1>", env.regex) + ")"
         for k, env in enumerate(envs)
     ]
-    return re.compile("|".join(branches))
+    return compile_re("|".join(branches))
 
 
 _Keys = tuple[Envelope, str | None, str | None, str | None, str | None]

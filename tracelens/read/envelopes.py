@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
+from tracelens.pyregex import compile_re
+
 
 @dataclass(frozen=True)
 class Envelope:
@@ -27,7 +29,7 @@ class Envelope:
         """:attr:`regex` compiled when a line first tries it: a log tries only the envelopes
         its lines' first characters allow, and Python takes about half a millisecond to
         compile each."""
-        return re.compile(self.regex)
+        return compile_re(self.regex)
 
 
 LEVEL = r"(?P<level>TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)"

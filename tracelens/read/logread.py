@@ -14,23 +14,23 @@ a table of formats tried in order. Nothing is dropped: a line no format knows is
 from __future__ import annotations
 
 import codecs
-import re
 from collections.abc import Iterator
 from functools import partial
 
 from tracelens.models import Record
+from tracelens.pyregex import compile_re
 from tracelens.read import prefixes, rewrap
 from tracelens.read.combined import Combined
 from tracelens.read.envelopes import ENVELOPES, FIRST_CHARS, GLOG_LEVELS, Envelope
 
 # CSI (colours, cursor moves), OSC (titles, hyperlinks), other two-byte escapes, then any C0
 # control left over except tab.
-_ANSI = re.compile(
+_ANSI = compile_re(
     # CSI; OSC, DCS, SOS, PM and APC strings (Buildkite stamps lines with "\x1b_bk;t=...\x07");
     # two-character escapes; other control characters
     r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[\]P^X_][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|[\x00-\x08\x0b-\x1f\x7f]"
 )
-_GITLAB_SECTION = re.compile(r"(?:\x1b\[0K)?section_(?:start|end):\d+:[\w.-]+(?:\[[^\]]*\])?")
+_GITLAB_SECTION = compile_re(r"(?:\x1b\[0K)?section_(?:start|end):\d+:[\w.-]+(?:\[[^\]]*\])?")
 """GitLab CI's collapsible-section markers, each alone before a bare CR in the raw trace."""
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32-le"),
@@ -66,8 +66,8 @@ def clean(text: str) -> str:
     return _ANSI.sub("", text)
 
 
-_HAS_CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_HAS_CTRL_IN_LINE = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_HAS_CTRL = compile_re(r"[\x00-\x08\x0b-\x1f\x7f]")
+_HAS_CTRL_IN_LINE = compile_re(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 """What :func:`clean` removes, less the line ends (a line split off a text holds none)."""
 
 
@@ -192,7 +192,7 @@ def decode(data: bytes, encoding: str = "utf-8") -> str:
     return text
 
 
-_ESCAPED_ANSI = re.compile(r"#033\[[0-?]*[ -/]*[@-~]")
+_ESCAPED_ANSI = compile_re(r"#033\[[0-?]*[ -/]*[@-~]")
 """A colour sequence as syslog daemons store it, the escape character written ``#033``."""
 
 

@@ -24,14 +24,15 @@ import re
 from collections.abc import Callable
 
 from tracelens.models import Record
+from tracelens.pyregex import compile_re
 
 _TB = "Traceback (most recent call last)"
-_VLLM = re.compile(
+_VLLM = compile_re(
     r"(?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[?[\w./-]+\.py:\d+\] "
 )
 """vLLM's logger header (``INFO 05-01 10:00:00 [api_server.py:12] ``, also without the
 bracket), the most frequent line start of a serving log."""
-_TOKENS = re.compile(
+_TOKENS = compile_re(
     r"\d+|\b(?:TRACE|DEBUG|INFO|NOTICE|WARNING|WARN|ERROR|CRITICAL|FATAL)\b|.", re.S
 )
 _LEVELS = frozenset("TRACE DEBUG INFO NOTICE WARNING WARN ERROR CRITICAL FATAL".split())
@@ -59,7 +60,7 @@ def _kind(token: str) -> str:
     return "0" if token[0].isdigit() else "L" if token in _LEVELS else token
 
 
-_MAYBE_WRAPPED = re.compile(
+_MAYBE_WRAPPED = compile_re(
     r"[^\n]Traceback \(most recent call last\)|[^\n](?:DEBUG|INFO|WARNING|ERROR|CRITICAL) \d\d-\d\d "
 )
 """One of the headers :func:`_anchor` looks for, after the start of a line: without one in the
@@ -92,7 +93,7 @@ def _common(line: str, after: str) -> list[str]:
     return a[:n]
 
 
-_TIME = re.compile(r"\d:\d")
+_TIME = compile_re(r"\d:\d")
 
 
 def learn(records: list[Record]) -> tuple[re.Pattern[str], list[str]] | None:
@@ -116,7 +117,7 @@ def learn(records: list[Record]) -> tuple[re.Pattern[str], list[str]] | None:
     if not shapes:
         return None
     ordered = sorted(shapes, key=len, reverse=True)
-    pattern = re.compile("|".join(f"(?P<p{k}>{shape})" for k, shape in enumerate(ordered)))
+    pattern = compile_re("|".join(f"(?P<p{k}>{shape})" for k, shape in enumerate(ordered)))
     return pattern, [shapes[shape] for shape in ordered]
 
 
@@ -131,7 +132,7 @@ def unwrap(
         pre = constant or constant_prefix([(r.line, r.text) for r in records[:64]], peel)
         if not pre:
             return records
-        learned = re.compile(f"(?P<p0>{re.escape(pre)})"), [pre.strip()]
+        learned = compile_re(f"(?P<p0>{re.escape(pre)})"), [pre.strip()]
     shapes, names = learned
     out: list[Record] = []
     for rec in records:
@@ -158,10 +159,10 @@ def _behind(rec: Record, at: int, name: str, peel: Callable[[str, int], Record])
     )
 
 
-_LABEL = re.compile(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
+_LABEL = compile_re(r"^([A-Za-z0-9][\w.-]{0,62}): (?=\S| {2}|\[)", re.M)
 """A line starting with a name and ``": "``: a host label (``pdsh``, ``parallel --tag``,
 ``ansible``) or an exception, a logger, a compiler's ``note:``."""
-_NOT_A_HOST = re.compile(
+_NOT_A_HOST = compile_re(
     r"(?i:error|exception|warning|warn|exit|interrupt|iteration|fault|failed)$"
     r"|^(?:python[\d.]*|pip\d*|collect2|nvcc|ld|gcc[\w.-]*|g\+\+|clang[\w.-]*|cc1\w*)$"
     r"|\.[A-Z][^.]*$|^[0-9a-f]{12}$"
@@ -171,7 +172,7 @@ name whose last part is capitalized), tools that print their name first, a conta
 layer's id (``docker pull``'s "3f4ca61aafcd: Pull complete")."""
 
 
-_ROLE = re.compile(r"^([A-Za-z][\w.-]{0,62}/\d{1,4}) (?=\S)", re.M)
+_ROLE = compile_re(r"^([A-Za-z][\w.-]{0,62}/\d{1,4}) (?=\S)", re.M)
 """A line starting with a role and replica (``trainer/0 ``): TorchX's and NeMo-Run's logs of
 a job's processes (a name first: Keras's "10/10 [=====] - loss: ..." is progress)."""
 
@@ -212,7 +213,7 @@ def host_labels(text: str) -> re.Pattern[str] | None:
     hosts = "|".join(re.escape(n) for n in names if "/" not in n)
     roles = "|".join(re.escape(n) for n in names if "/" in n)
     parts = ([f"(?P<h>{hosts}): "] if hosts else []) + ([f"(?P<r>{roles}) "] if roles else [])
-    return re.compile("|".join(parts))
+    return compile_re("|".join(parts))
 
 
 def labelled(
@@ -226,7 +227,7 @@ def labelled(
     return _behind(rec, m.end(), m[m.lastgroup or 0], one)
 
 
-CONTAINER_STAMP = re.compile(
+CONTAINER_STAMP = compile_re(
     r".{0,80}?\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?[ \t]"
 )
 """The ``iso-timestamp`` envelope, after any prefix a collector put before it."""
@@ -252,15 +253,15 @@ def container_stamped(lines: list[tuple[int, str]]) -> bool:
     return bool(lines)
 
 
-_NAME = re.compile(r"[A-Za-z][\w.]*-\d[\w.-]*")
+_NAME = compile_re(r"[A-Za-z][\w.]*-\d[\w.-]*")
 """A stream or host name alone (``algo-1-1714557600``, ``vllm-0``): letters, then a dash and a
 digit."""
-NCCL_DEBUG = re.compile(r"(?<![\w.:-])([\w.-]+:\d+):\d+ \[\d+\] ")
+NCCL_DEBUG = compile_re(r"(?<![\w.:-])([\w.-]+:\d+):\d+ \[\d+\] ")
 """NCCL's own prefix (``host:pid:tid [dev] ``): group 1 is the process each line comes from
 (searched for, it is found behind a collector's prefix too)."""
 
 
-_QUOTED_KEY = re.compile(r"""['"][\w.-]+['"]: """)
+_QUOTED_KEY = compile_re(r"""['"][\w.-]+['"]: """)
 """A quoted key and a colon: a Python dict's or JSON object's (a collector's labels are
 ``key="value"``)."""
 

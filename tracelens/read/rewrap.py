@@ -16,7 +16,7 @@ Those lines are joined to the line after them.
 
 from __future__ import annotations
 
-import re
+from tracelens.pyregex import compile_re
 
 _WIDTHS = frozenset({80, 100, 120, 128, 132, 140, 150, 160, 180, 200, 240})
 """Console widths a cut log is seen at (the classic 80 and 132 columns, the common window and
@@ -28,8 +28,8 @@ _BORDERS = frozenset("│┃║|╮╯┐┘┓┛╗╝+")
 where it was meant to, it was not cut."""
 
 
-_DIGITS = re.compile(r"\d+")
-_LETTERS = re.compile(r"[A-Za-z]+")
+_DIGITS = compile_re(r"\d+")
+_LETTERS = compile_re(r"[A-Za-z]+")
 
 
 def _shape(raw: str) -> str:

@@ -7,7 +7,9 @@ import fnmatch
 import re
 from typing import Callable
 
-_OPS = re.compile(r"^\s*(?:<=|>=|==|!=|~=|<|>)")
+from tracelens.pyregex import compile_re
+
+_OPS = compile_re(r"^\s*(?:<=|>=|==|!=|~=|<|>)")
 
 
 def parse_fact_test(test: str, where: str = "fact") -> Callable[[str], bool]:

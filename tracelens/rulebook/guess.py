@@ -11,6 +11,7 @@ from functools import cache
 
 from tracelens.parse.frames import installed
 from tracelens.parse.lexer import EXCEPTION_LINE
+from tracelens.pyregex import compile_re
 from tracelens.rulebook.origin import Origin
 from tracelens.rulebook.sayings import say_it
 
@@ -42,35 +43,35 @@ def _by_type() -> tuple[tuple[re.Pattern[str], str], ...]:
     """Exception types and the category they say, compiled on first use (only for a failure
     no rule knows)."""
     return (
-        (re.compile(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
-        (re.compile(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
-        (re.compile(r"(?:^|\.)MemoryError$"), "host-oom"),
+        (compile_re(r"OutOfMemory|out of memory", re.I), "gpu-oom"),
+        (compile_re(r"(?:ModuleNotFound|Import)Error$"), "dependency-missing"),
+        (compile_re(r"(?:^|\.)MemoryError$"), "host-oom"),
         (
-            re.compile(
+            compile_re(
                 r"(?:FileNotFound|IsADirectory|NotADirectory)Error$|RepositoryNotFound|GatedRepo|EntryNotFound|"
                 r"DatasetNotFound|HFValidationError$|^huggingface_hub\.errors\.(?!\w*Validation)"
             ),
             "model-access",
         ),
-        (re.compile(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
-        (re.compile(r"^ray\.exceptions\.(?!RayTaskError)|^RayActorError$"), "ray-cluster"),
+        (compile_re(r"NCCL|DistBackendError|DistNetworkError|DistStoreError"), "nccl-error"),
+        (compile_re(r"^ray\.exceptions\.(?!RayTaskError)|^RayActorError$"), "ray-cluster"),
         (
-            re.compile(
+            compile_re(
                 r"(?:Triton|Inductor|BackendCompilerFailed|Unsupported$|TorchRuntimeError)|"
                 r"_dynamo\.exc\."  # torch.export's UserError too
             ),
             "compile-failure",
         ),
-        (re.compile(r"Harmony\w*Error$|^mistral_common\.|^jinja2\."), "tokenizer-error"),
-        (re.compile(r"ValidationError$|ArgumentError$"), "config-invalid"),
-        (re.compile(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
+        (compile_re(r"Harmony\w*Error$|^mistral_common\.|^jinja2\."), "tokenizer-error"),
+        (compile_re(r"ValidationError$|ArgumentError$"), "config-invalid"),
+        (compile_re(r"AcceleratorError|CUDA|cuda"), "gpu-kernel-fault"),
     )
 
 
 @cache
 def _tensor() -> re.Pattern[str]:
     """Words of a shape or dtype mismatch (compiled on first use)."""
-    return re.compile(
+    return compile_re(
         r"\b(?:shapes?|dtype|mat1 and mat2|Expected all tensors|scalar type|target tensor|"
         r"index out of range in self|on the compute device|size mismatch|sizes? of tensors?|"
         r"size of tensor|non-singleton dimension|Placeholder storage has not been allocated)\b",
@@ -84,7 +85,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
     compiled on first use."""
     return (
         (
-            re.compile(
+            compile_re(
                 r"Cannot allocate memory|\[Errno 12\]|\bENOMEM\b|std::bad_alloc|MemoryError|"
                 r"\boom[-_]kill",
                 re.I,
@@ -92,7 +93,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "host-oom",
         ),
         (
-            re.compile(
+            compile_re(
                 r"out of memory|OutOfMemory|CUBLAS_STATUS_ALLOC_FAILED|OUT_OF_DEVICE_MEMORY|"
                 r"UR_RESULT_ERROR_OUT_OF_RESOURCES",
                 re.I,
@@ -101,11 +102,11 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # DTensor given a plain tensor, or an operator it has no sharding rule for
         (
-            re.compile(r"got mixed torch\.Tensor and DTensor|does not have a sharding strategy"),
+            compile_re(r"got mixed torch\.Tensor and DTensor|does not have a sharding strategy"),
             "tensor-mismatch",
         ),
         (
-            re.compile(
+            compile_re(
                 r"\bNCCL\b|\bnccl\w*|ProcessGroup|c10d|all_?reduce|rendezvous|"
                 r"Dist(?:Backend|Network|Store)Error",  # c++'s "terminate called ... 'c10::DistBackendError'"
                 re.I,
@@ -113,14 +114,14 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "nccl-error",
         ),
         (
-            re.compile(
+            compile_re(
                 r"No module named|cannot import name|is not installed|requires the \w+ library",
                 re.I,
             ),
             "dependency-missing",
         ),
         (
-            re.compile(
+            compile_re(
                 r"doesn't exist on the Hub|Repository Not Found|is not a valid model identifier|"
                 r"40[13] Client Error|for url: https?://huggingface\.co/|"
                 r"No supported config format found|no such modeling files|"
@@ -130,7 +131,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "model-access",
         ),
         (
-            re.compile(
+            compile_re(
                 r"\bGCS\b|\braylet\b|placement group|available GPUs in the cluster|"
                 r"Total available GPUs \d+ is less than|\bray client\b|should have a unique IP address",
                 re.I,
@@ -138,7 +139,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "ray-cluster",
         ),
         (
-            re.compile(
+            compile_re(
                 r"\btokeniz|chat[_ ]template|jinja|special tokens?|detokeniz|untagged enum ModelWrapper|"
                 r"\bharmony\b|mistral_common",
                 re.I,
@@ -146,7 +147,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "tokenizer-error",
         ),
         (
-            re.compile(
+            compile_re(
                 r"\bquantiz|\bawq\b|\bgptq\b|\bfp8\b|\bnvfp4\b|\bmxfp4\b|marlin|compressed[- ]tensors|compressed models?|"
                 r"BitsAndBytes (?:models?|quantization)|\bbnb\b|\b(?:in )?[48]-?bit mode\b",
                 re.I,
@@ -154,20 +155,20 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "quantization-unsupported",
         ),
         (
-            re.compile(
+            compile_re(
                 r"attention backend|flash[_-]?attn|FlashAttention|xformers|flashinfer", re.I
             ),
             "attention-backend-unsupported",
         ),
         (
-            re.compile(
+            compile_re(
                 r"KV cache|kv_cache|token_to_kv_pool|cache blocks|num_gpu_blocks|increase --mem-fraction-static",
                 re.I,
             ),
             "kv-cache-insufficient",
         ),
         (
-            re.compile(
+            compile_re(
                 r"torch\._dynamo|torch\._inductor|\binductor\b|\bdynamo\b|\btriton\b|CUDA graph|cudagraph|"
                 r"compiled autograd",
                 re.I,
@@ -175,7 +176,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "compile-failure",
         ),
         (
-            re.compile(
+            compile_re(
                 r"CUDA error|cuda(?:Error|Malloc|Memcpy)|device-side assert|illegal memory|"
                 r"misaligned address|CUBLAS_STATUS|CUDNN_STATUS|unspecified launch failure",
                 re.I,
@@ -183,7 +184,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "gpu-kernel-fault",
         ),
         (
-            re.compile(
+            compile_re(
                 r"safetensors|state_dict|checkpoint|No space left on device|corrupt|HeaderTooLarge|"
                 r"deserializing header|central directory|PytorchStreamReader",
                 re.I,
@@ -191,7 +192,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
             "disk-or-file-corrupt",
         ),
         (
-            re.compile(
+            compile_re(
                 r"not supported|unsupported|must be|should be|invalid|expect(?:ed|ing) .* got|not divisible|exceeds?",
                 re.I,
             ),
@@ -204,7 +205,7 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
 def _where() -> re.Pattern[str]:
     """A C++ error's place before its message (Transformer Engine's ``path.cu:1056 in function
     f: cuDNN Error: ...``): a long path would push the words out of the part looked at."""
-    return re.compile(r"^\S+\.(?:cu|cuh|cpp|cc|h|hpp):\d+ in (?:function )?\S+: ")
+    return compile_re(r"^\S+\.(?:cu|cuh|cpp|cc|h|hpp):\d+ in (?:function )?\S+: ")
 
 
 def _quoted(origin: Origin) -> Origin | None:
@@ -304,7 +305,7 @@ def guess_category(origin: Origin, framework_checks: bool = True) -> str:
 @cache
 def _signature() -> re.Pattern[str]:
     """A call whose arguments do not fit the function's signature (compiled on first use)."""
-    return re.compile(
+    return compile_re(
         r"takes (?:from \d+ to )?\d+ positional arguments? but \d+ (?:were|was) given|"
         r"got multiple values for (?:keyword )?argument|"
         r"missing \d+ required (?:positional|keyword-only) arguments?"
@@ -315,36 +316,36 @@ def _signature() -> re.Pattern[str]:
 def _shell_job() -> re.Pattern[str]:
     """A shell's report of a job a signal ended, up to the command it quotes ("... 4821 Aborted
     (core dumped) python launch.py --xformers", "zsh: abort      python run.py")."""
-    return re.compile(
+    return compile_re(
         r"(\(core dumped\)|\b(?:abort|segmentation fault|bus error|illegal hardware instruction))"
         r"\s+\S.*$"
     )
 
 
 _FILE_ERRORS = ("FileNotFoundError", "FileExistsError")
-_COMPILER_CACHE = re.compile(r"/triton/runtime/cache\.py$|/torch/_inductor/")
+_COMPILER_CACHE = compile_re(r"/triton/runtime/cache\.py$|/torch/_inductor/")
 """Where a kernel compiler keeps its cache: a file missing there is the compile's failure."""
 _CHECK_TYPES = frozenset({"ValueError", "AssertionError", "TypeError"})
-_DIST_SETUP = re.compile(r"/torch/distributed/(?:distributed_c10d|rendezvous|device_mesh)\.py$")
-_COMM_WORDS = re.compile(
+_DIST_SETUP = compile_re(r"/torch/distributed/(?:distributed_c10d|rendezvous|device_mesh)\.py$")
+_COMM_WORDS = compile_re(
     r"NCCL|timed? ?out|Timeout|connect|host not found|Name or service not known|resolve|"
     r"unreachable|refused",
     re.I,
 )
 """A check in torch.distributed's setup (a backend, a rank, a group size or a mesh it was given)
 that names no communication failure: how the job set it up, not the network."""
-_EXPORT = re.compile(r"/torch/_?export/")
+_EXPORT = compile_re(r"/torch/_?export/")
 _TENSOR_TYPES = frozenset(
     {"RuntimeError", "ValueError", "AssertionError", "IndexError", "TypeError"}
 )
-_INSTANTIATOR = re.compile(
+_INSTANTIATOR = compile_re(
     r"/torchtune/config/_instantiate\.py$|/hydra/_internal/instantiate/|/omegaconf/"
 )
 """Code that builds objects from a config file: a keyword it passes comes from the config."""
-_ENGINE = re.compile(r"/(?:vllm|sglang)/")
+_ENGINE = compile_re(r"/(?:vllm|sglang)/")
 """A serving engine's code: a shape that does not fit there comes from what the engine was
 given (flags, a model or adapter it does not support) or its own bug, never the user's layers."""
-_FRAMEWORK = re.compile(
+_FRAMEWORK = compile_re(
     r"/(?:vllm|sglang|transformers|trl|accelerate|deepspeed|lightning|lightning_fabric|"
     r"pytorch_lightning|megatron|peft|lmcache|verl|torchtune)/"
 )
@@ -354,7 +355,7 @@ _FRAMEWORK = re.compile(
 def _missing() -> re.Pattern[str]:
     """A library, a build of it or a version of it that is not there (after the failure's
     kind: a container runtime's missing driver library is the driver's failure)."""
-    return re.compile(
+    return compile_re(
         r"cannot open shared object file|libnvrtc|\bCUDA_HOME\b|"
         r"got an unexpected keyword argument|'type' object is not subscriptable|"
         r"\brequires (?:PyTorch|torch|transformers|Python) ?>=|operator \S+ does not exist|"
@@ -384,15 +385,15 @@ def _by_path() -> tuple[tuple[re.Pattern[str], str], ...]:
     method is about that backend or method (compiled on first use)."""
     return (
         (
-            re.compile(r"[/\\]attention[/\\]|attention\.py$|flash_attn|flashinfer|xformers"),
+            compile_re(r"[/\\]attention[/\\]|attention\.py$|flash_attn|flashinfer|xformers"),
             "attention-backend-unsupported",
         ),
-        (re.compile(r"[/\\]quantization[/\\]"), "quantization-unsupported"),
+        (compile_re(r"[/\\]quantization[/\\]"), "quantization-unsupported"),
         # an OpenAI server's chat/responses handler, its tool-call and reasoning parsers, and
         # the processors that put images into a prompt: what a chat template, a tokenizer or a
         # processor made of the request
         (
-            re.compile(
+            compile_re(
                 r"[/\\]entrypoints[/\\]openai[/\\](?:\w+[/\\])*serving\w*\.py$|[/\\]tool_parsers?[/\\]|"
                 r"[/\\]reasoning(?:_parser)?[/\\]|harmony_utils\.py$|[/\\]multimodal[/\\]processors?[/\\]|"
                 r"[/\\]multimodal[/\\]processing\.py$|image_processing_\w+\.py$|[/\\]processing_\w+\.py$|"
@@ -401,5 +402,5 @@ def _by_path() -> tuple[tuple[re.Pattern[str], str], ...]:
             "tokenizer-error",
         ),
         # transformers' Auto classes raise on a model type they do not know
-        (re.compile(r"models[/\\]auto[/\\]\w+_auto\.py$"), "model-arch-unsupported"),
+        (compile_re(r"models[/\\]auto[/\\]\w+_auto\.py$"), "model-arch-unsupported"),
     )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from tracelens.models import Document, Frame, Traceback
+from tracelens.pyregex import compile_re
 from tracelens.rulebook.origin import Origin
 from tracelens.rulebook.progress import made_progress
 
@@ -35,7 +36,7 @@ def _waits() -> tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...]:
     return (
         # the c10d store every rank connects to, process groups and their collectives
         (
-            re.compile(
+            compile_re(
                 r"^torch\.distributed\.(?:rendezvous|distributed_c10d|c10d_logger|"
                 r"elastic\.rendezvous\.|elastic\.utils\.store)"
             ),
@@ -43,22 +44,22 @@ def _waits() -> tuple[tuple[re.Pattern[str], re.Pattern[str] | None, str], ...]:
             "nccl-error",
         ),
         (
-            re.compile(r"^(?:vllm|sglang\.srt)\.distributed\.|^deepspeed\.comm\."),
+            compile_re(r"^(?:vllm|sglang\.srt)\.distributed\.|^deepspeed\.comm\."),
             None,
             "nccl-error",
         ),
         # a placement group the cluster cannot place never becomes ready
         (
-            re.compile(r"^ray\.util\.placement_group$"),
-            re.compile(r"^(?:ready|wait)$"),
+            compile_re(r"^ray\.util\.placement_group$"),
+            compile_re(r"^(?:ready|wait)$"),
             "ray-cluster",
         ),
         (
-            re.compile(r"\.executor\.ray_utils$"),
-            re.compile(r"^_wait_until_pg_ready$"),
+            compile_re(r"\.executor\.ray_utils$"),
+            compile_re(r"^_wait_until_pg_ready$"),
             "ray-cluster",
         ),
-        (re.compile(r"^huggingface_hub\."), None, "model-access"),
+        (compile_re(r"^huggingface_hub\."), None, "model-access"),
     )
 
 

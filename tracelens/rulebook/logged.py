@@ -4,16 +4,16 @@ and a log's last words (the error a program logged before it exited)."""
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections.abc import Callable
 
 from tracelens.models import Document, ErrorLine, Record
 from tracelens.parse.document import ERROR_LEVELS
 from tracelens.parse.marks import PROMPT
+from tracelens.pyregex import compile_re
 from tracelens.rulebook.progress import carried_on
 
-AT_SHUTDOWN = re.compile(
+AT_SHUTDOWN = compile_re(
     r"\bat interpreter shutdown\b|\bduring interpreter shutdown\b|Python runtime state: finalizing"
 )
 """What CPython prints about a failure while the interpreter shuts down: not the run's failure."""
@@ -22,7 +22,7 @@ _CAUSE_WINDOW = 50
 """How many records above a reported failure (an access log's 500, a job's "failed") an
 error-level record may be to be taken as what that report is about; the rows of a table the
 program printed between them (tritonserver's model and option tables) are not counted."""
-_TABLE_ROW = re.compile(r"\s*[|+].*[|+]\s*$")
+_TABLE_ROW = compile_re(r"\s*[|+].*[|+]\s*$")
 
 
 def logged_cause(doc: Document, report_line: int) -> ErrorLine | None:

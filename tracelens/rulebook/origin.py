@@ -16,7 +16,6 @@ after that: a handled problem, not a crash.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -25,6 +24,7 @@ from tracelens.parse.document import _segments, quoted_exception, says_warning
 from tracelens.parse.frames import importing
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
+from tracelens.pyregex import compile_re
 from tracelens.read.failures import SHAPES
 from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
@@ -36,27 +36,27 @@ if TYPE_CHECKING:  # built by tracelens.rulebook.hang, which reads Origin from h
     from tracelens.rulebook.hang import Hang
 
 # raised by a stop or by the teardown after another failure, never the failure itself
-_TEARDOWN = re.compile(
+_TEARDOWN = compile_re(
     r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError|BrokenPipeError|ConnectionResetError|"
     r"GeneratorExit|ClosedResourceError)$"
 )
 _HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
 _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
-_QUOTES_TRACEBACK = re.compile(
+_QUOTES_TRACEBACK = compile_re(
     r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException"
 )
 # what a server raises to refuse a bad request
 _CLIENT_LIBRARIES = ("openai.", "litellm.", "anthropic.", "httpx.", "requests.", "aiohttp.")
 """Modules of the HTTP and API clients whose exceptions report a server's answer."""
-_VALIDATION_TYPES = re.compile(
+_VALIDATION_TYPES = compile_re(
     r"(?:ValueError|ValidationError|HTTPException|BadRequestError|OverflowError|"
     # a chat template that refused the conversation (vLLM's chat handler answers it with 400)
     r"TemplateError|TemplateSyntaxError|UndefinedError)$"
 )
 # pydantic's first line only counts the errors; the next lines say what is wrong
-_VALIDATION = re.compile(r"ValidationError$")
-_PYDANTIC = re.compile(r"\d+ validation errors? for ")  # pydantic's first line; the error below
+_VALIDATION = compile_re(r"ValidationError$")
+_PYDANTIC = compile_re(r"\d+ validation errors? for ")  # pydantic's first line; the error below
 _WRAPPER_KINDS = frozenset(s.kind for s in SHAPES if s.wrapper)
 _SELF_KILL = "Received sigquit from a child process"
 """SGLang's launcher, told by a child that it failed, SIGKILLs its process tree and then itself
@@ -94,11 +94,11 @@ def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
     return out
 
 
-_REFUSED = re.compile(r'HTTP/\d(?:\.\d)?" 4\d\d\b|' + SERVE_REQUEST + r"4\d\d [\d.]+ms\b")
+_REFUSED = compile_re(r'HTTP/\d(?:\.\d)?" 4\d\d\b|' + SERVE_REQUEST + r"4\d\d [\d.]+ms\b")
 """An access-log line of a request the server refused with 4xx."""
-_ANSWERED = re.compile(r'HTTP/\d(?:\.\d)?" [23]\d\d\b|' + SERVE_REQUEST + r"[23]\d\d [\d.]+ms\b")
+_ANSWERED = compile_re(r'HTTP/\d(?:\.\d)?" [23]\d\d\b|' + SERVE_REQUEST + r"[23]\d\d [\d.]+ms\b")
 """An access-log line of a request the server answered."""
-_CLIENT_ERROR = re.compile(
+_CLIENT_ERROR = compile_re(
     _REFUSED.pattern + r"|\b4\d\d (?:Bad Request|Not Found|Unprocessable Entity)\b"
 )
 _CLIENT_SIDE = "HTTP Request: "
@@ -189,7 +189,7 @@ def _logged_after(doc: Document, pos: dict[int, int], tb: Traceback) -> bool:
     return False
 
 
-_LAUNCHER_STOPS = re.compile(r"\bSending process \d+ closing signal SIG[A-Z]+")
+_LAUNCHER_STOPS = compile_re(r"\bSending process \d+ closing signal SIG[A-Z]+")
 """torchrun's agent stopping the other workers because one of them exited with an error."""
 
 
@@ -242,7 +242,7 @@ def _traceback_after(
     return None
 
 
-_CHAIN = re.compile(
+_CHAIN = compile_re(
     r"^(?:During handling of the above exception|The above exception was the direct cause)"
 )
 

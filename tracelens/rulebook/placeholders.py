@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import re
+from tracelens.pyregex import compile_re
 
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][\w.]*)(?:\|((?:[^{}]|\{[^{}]*\})*))?\}")
+_PLACEHOLDER = compile_re(r"\{([A-Za-z_][\w.]*)(?:\|((?:[^{}]|\{[^{}]*\})*))?\}")
 """A placeholder, its fallback holding at most one level of placeholders: the names a rule's
 texts use (:func:`fill` reads any depth)."""
-_NAME = re.compile(r"[A-Za-z_][\w.]*")
-_OPEN = re.compile(r"\{")
-_BRACES = re.compile(r"[{}]")
-NAMES = re.compile(r"\{([A-Za-z_][\w.]*)[|}]")
+_NAME = compile_re(r"[A-Za-z_][\w.]*")
+_OPEN = compile_re(r"\{")
+_BRACES = compile_re(r"[{}]")
+NAMES = compile_re(r"\{([A-Za-z_][\w.]*)[|}]")
 """The name of every placeholder, those inside fallbacks too."""
 
 

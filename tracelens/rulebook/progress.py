@@ -14,6 +14,7 @@ from typing import Any
 
 from tracelens.models import Document, Record
 from tracelens.parse.linesearch import records_matching
+from tracelens.pyregex import compile_re
 from tracelens.regex import compile_regex
 
 SERVE_REQUEST = r"(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /\S* "
@@ -24,7 +25,7 @@ the line is wrapped otherwise)."""
 _ANSWERED = r'HTTP/\d(?:\.\d)?" 2\d\d\b|' + SERVE_REQUEST + r"2\d\d [\d.]+ms\b"
 """An access-log line of a request answered with success (2xx)."""
 
-_PROGRESS = re.compile(
+_PROGRESS = compile_re(
     _ANSWERED + r"|\b(?:Decode|Prefill) batch[.,]|"
     # vLLM's periodic stats, when they show work done (a stalled engine prints zeros)
     r"\bAvg prompt throughput: (?:[1-9][\d.]*|0\.\d*[1-9]\d*) tokens/s|"
@@ -48,14 +49,14 @@ _PROGRESS = re.compile(
 
 _MIN_PROGRESS = 3
 
-_PROBE = re.compile(
+_PROBE = compile_re(
     r'(?:"|-- |^)(?:GET|HEAD) /(?:health\w*|ping|metrics|v1/models|models|ready\w*|live\w*|'
     r'get_model_info|get_server_info|-/\w+)(?:[/?][^ "]*)? (?:HTTP/|2\d\d )'
 )
 """An answered probe (a load balancer's or Kubernetes' health check, a metrics scrape, the
 model list): the server's front end is up, which says nothing of the work behind it."""
 
-_ALL_PASSED = re.compile(
+_ALL_PASSED = compile_re(
     r"^=+ (?:\d+ (?:passed|skipped|deselected|xfailed|xpassed|warnings?)(?:, )?)*"
     r"\d+ passed\b(?:, \d+ (?:skipped|deselected|xfailed|xpassed|warnings?))* in [\d.]+s\b.*=+$|"
     r"^# Out of bounds values : 0 OK\s*$|"
@@ -88,7 +89,7 @@ TensorRT.trtexec [TensorRT v8601] # trtexec ...", after the builder's allocation
 tactics it then skipped."""
 
 
-_VITAL_THREAD = re.compile(
+_VITAL_THREAD = compile_re(
     r"Exception in thread [^(\n]*\((?:process_input_sockets|process_output_sockets)\)"
 )
 """vLLM's engine core reads requests and writes results on these two threads: with one of them
@@ -185,10 +186,10 @@ for the training loops' lines and ``{'loss': ``): it matches in every line they 
 
 
 # one line per start of a program; an engine's own start counts only where no server banner does
-_RUN_START = re.compile(
+_RUN_START = compile_re(
     r"\bvLLM API server version\b|\bserver_args=ServerArgs\(|\bStarting elastic_operator\b"
 )
-_ENGINE_START = re.compile(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
+_ENGINE_START = compile_re(r"\bInitializing a V1 LLM engine\b|\bInitializing an LLM engine\b")
 
 
 def _lines(doc: Document, rx: re.Pattern[str]) -> list[int]:

@@ -6,11 +6,11 @@ Ranking: a primary cause outranks a secondary symptom; a rule whose conditions s
 
 from __future__ import annotations
 
-import re
 import weakref
 from dataclasses import replace
 
 from tracelens.models import SEVERITY_RANK, Diagnosis, Document, Evidence, Fact, Remedy
+from tracelens.pyregex import compile_re
 from tracelens.rulebook.calibration import calibrate
 from tracelens.rulebook.conditions import Context, compiled
 from tracelens.rulebook.facttest import _clean_version
@@ -67,7 +67,7 @@ def _remedies(
     return out + applied
 
 
-_FLAG_VALUE = re.compile(
+_FLAG_VALUE = compile_re(
     r"(?:^|\s)--([a-z][a-z0-9-]*)(?:[ =]([^\s'\"#{}]+|'[^']*'|\"[^\"]*\"))?(?=\s|$)"
 )
 

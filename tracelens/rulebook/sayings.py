@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from tracelens.pyregex import compile_re
+
 
 @cache
 def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
@@ -13,21 +15,21 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
     first use."""
     return (
         (
-            re.compile(
+            compile_re(
                 r"Address already in use|EADDRINUSE|\[Errno 98\]|used by a process already", re.I
             ),
             "port-in-use",
         ),
         # two options the user gave that cannot go together, whatever they are about
         (
-            re.compile(
+            compile_re(
                 r"\bare mutually exclusive\b|\bcannot be (?:used|set|specified|enabled) together\b|"
                 r"\bcannot both be (?:set|specified|enabled)\b"
             ),
             "config-invalid",
         ),
         (
-            re.compile(
+            compile_re(
                 r"No space left on device|Disk quota exceeded|Stale file handle|disk is full|"
                 r"OutOfDisk|\[Errno (?:28|116|122)\]|ephemeral local storage|low on resource: (?:ephemeral-storage|nodefs)|"
                 r"Not enough disk space|No usable temporary directory found",
@@ -36,7 +38,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             "disk-or-file-corrupt",
         ),
         (
-            re.compile(
+            compile_re(
                 r"CUDA (?:error: )?out of memory|OutOfMemoryError|"
                 # XLA on TPU: the device's HBM, not the host's memory
                 r"Error allocating device buffer|\bRESOURCE_EXHAUSTED\b",
@@ -47,17 +49,17 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         # an extension (torch_scatter, torch_cluster, detectron2 ...) built without its CUDA
         # kernels: that package's build to replace, not the GPU stack (torch's own CPU-only
         # wheel says "Torch not compiled with CUDA enabled", below)
-        (re.compile(r"\bNot compiled with (?:CUDA|GPU) support\b"), "dependency-missing"),
+        (compile_re(r"\bNot compiled with (?:CUDA|GPU) support\b"), "dependency-missing"),
         # a header a build needs is not installed (Python.h, pybind11): its development package
         (
             # (not a CUDA toolkit header: a toolkit that does not fit the build is the build's)
-            re.compile(
+            compile_re(
                 r"fatal error: (?!cuda|cu\w+\.h)[\w/.+-]+\.h(?:pp)?: No such file or directory"
             ),
             "dependency-missing",
         ),
         (
-            re.compile(
+            compile_re(
                 r"torch\.cuda\.is_available\(\) is False|No (?:CUDA|HIP|XPU|NPU) GPUs are available|"
                 r"TPU initialization failed|"
                 r"no CUDA-capable device|Found no NVIDIA driver|NVIDIA driver on your system is too old|"
@@ -85,7 +87,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # a kernel that faulted, whatever library or backend launched it
         (
-            re.compile(
+            compile_re(
                 r"CUDNN_STATUS_EXECUTION_FAILED|CUBLAS_STATUS_EXECUTION_FAILED|"
                 r"an illegal memory access was encountered|cudaErrorIllegalAddress|\berr 700\b|"
                 # a device the driver lost (a hang, a reset): Level Zero's, HIP's words
@@ -96,7 +98,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         # a deadline the job was given ran out (Kubernetes' activeDeadlineSeconds, Slurm's
         # --time): the limit set for it, not a collective that timed out
         (
-            re.compile(
+            compile_re(
                 r"\bDeadlineExceeded\b|\bactive (?:on the node )?longer than (?:the )?specified "
                 r"deadline\b|\bDUE TO TIME LIMIT\b"
             ),
@@ -104,12 +106,12 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # a process killed for the host's memory (a scheduler saying so)
         (
-            re.compile(r"\bkilled\b[^\n]{0,80}\bout of (?:host |system )?memory\b", re.I),
+            compile_re(r"\bkilled\b[^\n]{0,80}\bout of (?:host |system )?memory\b", re.I),
             "host-oom",
         ),
         # a device index or a scheduler request that does not fit what the machine has
         (
-            re.compile(
+            compile_re(
                 r"invalid device ordinal|Requested node configuration is not available|"
                 r"Batch job submission failed",
                 re.I,
@@ -118,16 +120,16 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # a JIT or extension build that failed (whatever kernel library it builds)
         (
-            re.compile(r"Ninja build failed|ninja: build stopped|Error building extension '"),
+            compile_re(r"Ninja build failed|ninja: build stopped|Error building extension '"),
             "compile-failure",
         ),
         # a checkpoint whose keys do not fit the model (not a damaged file)
         (
-            re.compile(r"(?:Missing|Unexpected) keys? ?(?:\(s\) )?in (?:checkpoint )?state_dict"),
+            compile_re(r"(?:Missing|Unexpected) keys? ?(?:\(s\) )?in (?:checkpoint )?state_dict"),
             "tensor-mismatch",
         ),
         (
-            re.compile(
+            compile_re(
                 r"undefined symbol|does not match the version torch was compiled with|"
                 # Windows's word for a missing symbol; torch's own libraries missing for an
                 # extension built against another torch
@@ -140,26 +142,26 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         # a tokenizer class without what the caller expects of it (a remote-code or third-party
         # tokenizer and another version of the library that drives it)
         (
-            re.compile(
+            compile_re(
                 r"'\w*Tokenizer\w*' object has no attribute|"
                 r"\b\w*Tokenizer\w*\.\w+\(\) got (?:an unexpected keyword argument|multiple values)"
             ),
             "tokenizer-error",
         ),
-        (re.compile(r"couldn't connect to 'https?://huggingface\.co"), "model-access"),
+        (compile_re(r"couldn't connect to 'https?://huggingface\.co"), "model-access"),
         # the GPU's memory reported a hardware error
         (
-            re.compile(
+            compile_re(
                 r"\buncorrectable ECC error\b|\bECC error(?:s)? (?:encountered|detected)\b", re.I
             ),
             "gpu-kernel-fault",
         ),
         # a pickle naming a class its module no longer has: another version of that package
-        (re.compile(r"Can't get attribute '\w+' on <module"), "dependency-missing"),
+        (compile_re(r"Can't get attribute '\w+' on <module"), "dependency-missing"),
         # the C heap's own checks: memory freed by an allocator that did not allocate it (a
         # preloaded tcmalloc or jemalloc, two runtimes' copies of one library), or corrupted
         (
-            re.compile(
+            compile_re(
                 r"\bAttempt to (?:free|realloc) invalid pointer\b|\bdouble free or corruption\b|"
                 r"\bfree\(\): invalid (?:pointer|size)\b|\bmunmap_chunk\(\): invalid pointer\b|"
                 r"\bcorrupted size vs\. prev_size\b"
@@ -168,7 +170,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # a spawned worker (Windows, macOS, start method "spawn") gets its work by pickling
         (
-            re.compile(
+            compile_re(
                 r"Can't pickle local object|Can't get attribute '\w+' on <module '__main__'"
             ),
             "fork-cuda-reinit",
@@ -176,7 +178,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         # a GPU too old or too new for a kernel, a dtype or a quantization method: said
         # before the quantization and attention words the same message holds
         (
-            re.compile(
+            compile_re(
                 r"no kernel image is available|compute capability (?:of )?\d+(?:\.\d+)? or (?:higher|above)|"
                 r"\bMinimum capability\b|only supported on (?:SM|sm_?)\d+|requires? (?:SM|sm_?)\d+|"
                 r"requires gfx\d+|Unsupported (?:GPU )?architecture\b|Value 'sm_\d+\w?' is not defined|"
@@ -194,7 +196,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             "gpu-arch-unsupported",
         ),
         (
-            re.compile(
+            compile_re(
                 r"\barchitectures? \[?'?\w+'?\]? (?:is|are) not supported|Unrecognized configuration class|"
                 r"does not recognize this architecture|model type `?\w+`? (?:is )?not (?:supported|recognized)|"
                 r"\bUnsupported model type\b|\bUnknown (?:\w+ )?model[_ ]type\b|"
@@ -205,7 +207,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # a bus error: in a container, shared memory (/dev/shm) that ran out under a mapping
         (
-            re.compile(
+            compile_re(
                 r"\bSIGBUS\b|\bBus error\b|\bsignal 7\b|\bsignal: 7\b|torch_shm_manager", re.I
             ),
             "shm-insufficient",
@@ -213,7 +215,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         # a checkpoint's quantization parameters (scales, packed weights) the model has no
         # place for: the quantization method or its loader does not fit this model
         (
-            re.compile(
+            compile_re(
                 r"\.\w*(?:weight_scale\w*|input_scale|qweight|qzeros|g_idx|weight_packed|"
                 r"weight_zero_point|\.scales)'"
             ),
@@ -221,7 +223,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # the numbers of training went non-finite: the model, its data or its precision
         (
-            re.compile(
+            compile_re(
                 r"\b(?:became|is|are) (?:infinite|inf) or NaN\b|\bfound NaN\b|\bNaN or Inf\b|"
                 r"returned nan values\b|\bnon-finite (?:loss|values?)\b",
                 re.I,
@@ -230,7 +232,7 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
         ),
         # an operator Apple's MPS backend does not have
         (
-            re.compile(r"\bMPS does not support\b|\bnot supported (?:at|on|for) the MPS device\b"),
+            compile_re(r"\bMPS does not support\b|\bnot supported (?:at|on|for) the MPS device\b"),
             "tensor-mismatch",
         ),
     )

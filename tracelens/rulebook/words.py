@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import NamedTuple
 
+from tracelens.pyregex import compile_re
+
 _NOISE = frozenset({"site", "packages", "dist", "python", "lib", "usr", "local", "home", "opt"})
 """Path words every install has: they say nothing of the failure."""
 
@@ -30,12 +32,12 @@ _NOISE = frozenset({"site", "packages", "dist", "python", "lib", "usr", "local",
 def _word() -> re.Pattern[str]:
     """A word of a message: letters and underscores, three or more (numbers, ids and hex are
     left out); compiled on first use."""
-    return re.compile(r"[a-z][a-z_]{2,}")
+    return compile_re(r"[a-z][a-z_]{2,}")
 
 
 @cache
 def _letters() -> re.Pattern[str]:
-    return re.compile(r"[a-z]{3,}")
+    return compile_re(r"[a-z]{3,}")
 
 
 def features(text: str, typ: str, package: str, file: str) -> frozenset[str]:

@@ -14,12 +14,13 @@ the list narrows as you type) or, from five letters on, one that it spells with 
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 
 from rapidfuzz import fuzz, process
 
-WORD = re.compile(r"[^\W_]+")
+from tracelens.pyregex import compile_re
+
+WORD = compile_re(r"[^\W_]+")
 """A word: a run of letters and digits (``/dev/shm`` is ``dev`` and ``shm``, ``kv_cache`` is
 ``kv`` and ``cache``), as in SQLite's default full-text tokenizer."""
 TYPO_FROM = 5

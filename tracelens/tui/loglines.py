@@ -3,7 +3,6 @@ process and level, built from a log's records; and how a process is named in a n
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from pathlib import Path
 from rich.cells import cell_len
 
 from tracelens.models import Document, ErrorLine, Record, Traceback
+from tracelens.pyregex import compile_re
 from tracelens.read.logread import records_from_bytes
 
 LEVEL_RANK = {
@@ -34,7 +34,7 @@ PROCESS_WIDTH = 14
 """Cells of the process column at most (the full name is in the status line)."""
 PALETTE = ("cyan", "magenta", "green", "blue", "yellow", "bright_cyan", "bright_magenta", "red")
 """Colours of the process column, one per process in order of appearance."""
-_PID = re.compile(r"[ ,]*\b(?:pid|ip)=[\w.:]+")
+_PID = compile_re(r"[ ,]*\b(?:pid|ip)=[\w.:]+")
 
 
 @dataclass(slots=True)

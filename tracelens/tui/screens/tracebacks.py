@@ -4,7 +4,6 @@ a traceback that several processes printed (folded by the parser, see
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from rich.text import Text
@@ -12,9 +11,10 @@ from textual.widgets import Tree
 
 from tracelens.models import Traceback
 from tracelens.parse.frames import is_plumbing, is_stdlib
+from tracelens.pyregex import compile_re
 
-_RANK = re.compile(r"(?i)(?<![a-z])(rank|tp|dp|pp|ep)[_ ]?(\d+)(?!\d)")
-_PID = re.compile(r"\b(?:pid|ip)=\S+")
+_RANK = compile_re(r"(?i)(?<![a-z])(rank|tp|dp|pp|ep)[_ ]?(\d+)(?!\d)")
+_PID = compile_re(r"\b(?:pid|ip)=\S+")
 
 
 def is_library(frame) -> bool:
