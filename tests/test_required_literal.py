@@ -7,7 +7,7 @@ import pytest
 from tiers import sample
 
 from tracelens.regex import compile_regex
-from tracelens.rulebook.load import default_rules
+from tracelens.rulebook.load import default_rules, load
 from tracelens.rulebook.model import ExceptionCond, FrameCond, LineCond
 from tracelens.rulebook.required import required_literal, reused_literal
 
@@ -180,3 +180,113 @@ def test_a_condition_that_keeps_its_literals_answers_as_asking_on_every_log(cond
             assert (got.evidence, got.captures) == (plain.evidence, plain.captures)
             hits += 1
     assert hits >= 3
+
+
+ANY_LITERALS = [
+    # (pattern, literals one of which every match holds, or None)
+    ("CUDA out of memory", ["CUDA out of memory"]),
+    (r"OutOfMemoryError|CUDA out of memory", ["OutOfMemoryError", "CUDA out of memory"]),
+    (r"(Reason|reason):\s*OOMKilled|\bOOMKilled\b.*137", ["OOMKilled"]),
+    (r"Killed|\d+", None),  # a branch without a literal: nothing known
+    (r"(?i)abc|def", None),
+    (r"(?:abc|def)+ghi", ["ghi"]),
+    (r"[[:alpha:]]+x|yyy", None),
+]
+
+
+@pytest.mark.parametrize("pattern,literals", ANY_LITERALS, ids=[p for p, _ in ANY_LITERALS])
+def test_required_any(pattern, literals):
+    from tracelens.rulebook.required import required_any
+
+    assert required_any(pattern) == literals
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x OutOfMemoryError y", "CUDA out of memory.", "reason: OOMKilled", "OOMKilled (137)"],
+)
+def test_one_of_the_literals_is_in_every_text_the_alternation_matches(text):
+    from tracelens.rulebook.required import required_any
+
+    for pattern in (ANY_LITERALS[1][0], ANY_LITERALS[2][0]):
+        literals = required_any(pattern)
+        assert literals is not None
+        if compile_regex(pattern).search(text) is not None:
+            assert any(lit in text for lit in literals)
+
+
+def _rule(match: dict, needs: list | None = None):
+    from tracelens.rulebook.model import Rule, adapter
+
+    body = {
+        "id": "test/derived",
+        "title": "t",
+        "category": "config-invalid",
+        "severity": "error",
+        "root_cause": "r",
+        "match": match,
+        "remedies": [{"title": "a"}],
+        "references": ["https://example.org"],
+    }
+    if needs is not None:
+        body["needs"] = needs
+    return adapter(Rule).validate_python(body)
+
+
+DERIVED = [
+    # (match, needs derived for a rule that declares none)
+    (
+        {"any": [{"line": "Out of memory: Killed"}, {"line": r"oom-kill|OOMKilled"}]},
+        [["OOMKilled", "Out of memory: Killed", "oom-kill"]],
+    ),
+    (
+        {"all": [{"line": "Engine core died"}, {"fact": {"vllm_version": "*"}}]},
+        [["Engine core died"]],
+    ),
+    (
+        {"all": [{"line": "aaa failed"}], "any": [{"line": "bbb"}, {"exception": {"type": "X"}}]},
+        [["aaa failed"]],
+    ),  # an exception in 'any' gives no literal: the group is left out
+    (
+        {
+            "any": [
+                {"all": [{"fact": {"x": "*"}}, {"line": "ccc"}]},
+                {"line": {"text": "ddd", "level": "ERROR"}},
+            ]
+        },
+        [["ccc", "ddd"]],
+    ),
+    ({"any": [{"line": "eee"}], "none": [{"line": "fff"}]}, [["eee"]]),
+    ({"any": [{"exception": {"type": "ValueError"}}]}, []),
+    ({"all": [{"line": {"stream": "rank0"}}]}, []),
+]
+
+
+@pytest.mark.parametrize("match,needs", DERIVED, ids=[str(m) for m, _ in DERIVED])
+def test_needs_are_derived_from_line_conditions_only(match, needs):
+    from tracelens.rulebook.required import derived_needs, rule_needs
+
+    rule = _rule(match)
+    assert derived_needs(rule.match) == needs
+    assert rule_needs(rule) == needs
+    assert rule_needs(_rule(match, needs=["declared"])) == ["declared"]  # declared ones win
+
+
+def test_a_rule_with_derived_needs_fires_as_before_and_is_skipped_without_them(tmp_path):
+    from tracelens.engine import diagnose
+
+    rules_dir = tmp_path / "rules"
+    rules_dir.mkdir()
+    (rules_dir / "test").mkdir()
+    (rules_dir / "test" / "derived-needs.yaml").write_text(
+        "id: test/derived-needs\ntitle: t\ncategory: host-oom\nseverity: fatal\n"
+        "root_cause: r\nremedies: [{title: a}]\nreferences: [https://example.org]\nmatch:\n  any:\n    - line: 'Out of memory: Killed process \\d+'\n"
+        "    - line: 'oom-kill:constraint=\\w+|OOMKilled'\n"
+    )
+    rs = load([rules_dir])
+    assert rs.rules[0].needs == [
+        ["OOMKilled", "Out of memory: Killed process ", "oom-kill:constraint="]
+    ]
+    fired = diagnose("kernel: Out of memory: Killed process 4242 (python)\n", rules=rs)
+    assert [d.rule_id for d in fired.diagnoses] == ["test/derived-needs"]
+    assert rs.prefilter.candidates("nothing of the sort here") == []

@@ -464,7 +464,7 @@ def _entry(
         crc,
         rule.id,
         rule.replaces,
-        list(rule.needs),
+        required.rule_needs(rule),
         reports,
         lits,
         rule.secondary,

@@ -62,7 +62,11 @@ class LoadedRule:
 
     @property
     def needs(self) -> list[str | list[str]]:
-        return list(self.rule.needs)
+        """The literals the prefilter looks for: the rule's own ``needs``, or those its
+        conditions require (:func:`~tracelens.rulebook.required.derived_needs`)."""
+        from tracelens.rulebook.required import rule_needs
+
+        return rule_needs(self.rule)
 
     @property
     def reports(self) -> list[tuple[str | None, str | None]]:

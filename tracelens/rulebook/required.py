@@ -108,3 +108,76 @@ def _sre() -> tuple[Any, Any]:
         return importlib.import_module("re._parser"), importlib.import_module("re._constants")
     except ImportError:  # Python 3.10
         return importlib.import_module("sre_parse"), importlib.import_module("sre_constants")
+
+
+def required_any(pattern: str) -> list[str] | None:
+    """Literals one of which every match of ``pattern`` holds: its :func:`required_literal`,
+    or for an alternation at the top (``A|B|C``) each branch's own; ``None`` when a branch has
+    none.
+
+    >>> required_any(r"(Reason|reason):\\s*OOMKilled|\\"OOMKilled\\":\\s*true|\\bOOMKilled\\b")
+    ['OOMKilled', '"OOMKilled":']
+    >>> required_any(r"Killed|\\d+") is None
+    True
+    """
+    lit = required_literal(pattern)
+    if lit is not None:
+        return [lit]
+    if "[:" in pattern or "\\Q" in pattern:
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            parsed = _sre()[0].parse(pattern)
+    except Exception:  # noqa: BLE001  (any pattern Python cannot read simply gets no literal)
+        return None
+    items = list(parsed)
+    if parsed.state.flags & ~_PLAIN_FLAGS or len(items) != 1 or items[0][0] != _sre()[1].BRANCH:
+        return None
+    out: list[str] = []
+    for branch in items[0][1][1]:
+        runs: list[str] = []
+        current: list[str] = []
+        _collect(list(branch), runs, current)
+        runs.append("".join(current))
+        best = max(runs, key=len)
+        if len(best) < _MIN_LENGTH:
+            return None
+        out.append(best)
+    return list(dict.fromkeys(out))
+
+
+def rule_needs(rule: Any) -> list[str | list[str]]:
+    """A rule's ``needs``: its own, or :func:`derived_needs` when it declares none."""
+    return list(rule.needs) or list(derived_needs(rule.match))
+
+
+def derived_needs(match: Any) -> list[list[str]]:
+    """``needs`` for a rule that declares none, read from its conditions: for each ``all``
+    condition whose matches must hold a literal, the literals one of which they hold, and one
+    group for the ``any`` conditions when every one of them has such literals (any of them
+    will do). Only ``line`` conditions give literals (their regexes search the very text the
+    prefilter reads); exceptions, frames, facts and ``none`` give none. ``[]``: nothing is known
+    and the rule runs on every log, as before."""
+    groups = [g for c in match.all if (g := _cond_literals(c)) is not None]
+    if match.any:
+        anys = [_cond_literals(c) for c in match.any]
+        if all(g is not None for g in anys):
+            groups.append(sorted({lit for g in anys if g is not None for lit in g}))
+    return [sorted(set(g)) for g in groups]
+
+
+def _cond_literals(cond: Any) -> list[str] | None:
+    """Literals one of which every match of the condition holds, or ``None``."""
+    kind = getattr(cond, "kind", None)
+    if kind == "line":
+        text = cond.line if isinstance(cond.line, str) else cond.line.text
+        return required_any(text) if text else None
+    if kind == "all":
+        return next((g for c in cond.all if (g := _cond_literals(c)) is not None), None)
+    if kind == "any":
+        groups = [_cond_literals(c) for c in cond.any]
+        if any(g is None for g in groups):
+            return None
+        return [lit for g in groups if g is not None for lit in g]
+    return None
