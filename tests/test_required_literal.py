@@ -290,3 +290,51 @@ def test_a_rule_with_derived_needs_fires_as_before_and_is_skipped_without_them(t
     fired = diagnose("kernel: Out of memory: Killed process 4242 (python)\n", rules=rs)
     assert [d.rule_id for d in fired.diagnoses] == ["test/derived-needs"]
     assert rs.prefilter.candidates("nothing of the sort here") == []
+
+
+@pytest.mark.parametrize(
+    "message,needs",
+    [
+        (r"No space left on device", [["No space left on device"]]),
+        (
+            r"DataLoader worker \(pid\(?s?\)? ?(?P<pid>\d+)\)? is killed",
+            [["DataLoader worker (pid"]],
+        ),
+        (r"Can't load tokenizer for '(?P<m>[^']+)'", []),  # a quote: a repr may escape it
+        (r"(?P<m>.+)", []),
+    ],
+)
+def test_an_exception_gives_its_message_literal_when_no_escaping_changes_it(message, needs):
+    from tracelens.rulebook.required import derived_needs
+
+    rule = _rule({"any": [{"exception": {"type": "OSError", "message": message}}]})
+    assert derived_needs(rule.match) == needs
+
+
+def test_every_corpus_log_a_rule_with_derived_needs_fires_on_holds_them():
+    """Derived needs only skip rules that could not fire: over the corpus and every example,
+    each firing of such a rule is on a log holding them."""
+    from pathlib import Path
+
+    from tracelens.engine import parse
+    from tracelens.rulebook.context import Context
+    from tracelens.rulebook.required import derived_needs
+
+    rules = default_rules()
+    derived = [(lr, derived_needs(lr.rule.match)) for lr in rules.rules if not lr.rule.needs]
+    derived = [(lr, groups) for lr, groups in derived if groups]
+    assert derived
+    root = Path(__file__).resolve().parent.parent
+    logs = sample(
+        sorted(root.glob("corpus/*/*.log")) + [p for lr, _ in derived for p in lr.examples]
+    )
+    fired, missing = 0, []
+    for path in logs:
+        ctx = Context(parse(path.read_bytes()))
+        for lr, groups in derived:
+            if lr.matcher(ctx) is not None:
+                fired += 1
+                if not all(any(lit in ctx.text for lit in grp) for grp in groups):
+                    missing.append((lr.id, path.name))
+    assert fired >= 10
+    assert missing == []

@@ -22,6 +22,8 @@ import warnings
 from functools import lru_cache
 from typing import Any
 
+from tracelens.pyregex import compile_re
+
 _MIN_LENGTH = 3
 """Shorter literals occur in nearly every text: testing them saves nothing."""
 
@@ -152,13 +154,19 @@ def rule_needs(rule: Any) -> list[str | list[str]]:
     return list(rule.needs) or list(derived_needs(rule.match))
 
 
+_UNESCAPED = compile_re(r"[A-Za-z0-9 _.,:;=()\[\]{}<>/+*%#@!?&|^~$-]+")
+"""Characters a repr, JSON or a logger leaves as they are (no quotes, backslashes, controls)."""
+
+
 def derived_needs(match: Any) -> list[list[str]]:
     """``needs`` for a rule that declares none, read from its conditions: for each ``all``
     condition whose matches must hold a literal, the literals one of which they hold, and one
     group for the ``any`` conditions when every one of them has such literals (any of them
-    will do). Only ``line`` conditions give literals (their regexes search the very text the
-    prefilter reads); exceptions, frames, facts and ``none`` give none. ``[]``: nothing is known
-    and the rule runs on every log, as before."""
+    will do). ``line`` conditions give literals (their regexes search the very text the
+    prefilter reads), and ``exception`` conditions their message's when no escaping changes it
+    (a message quoted in a repr is unescaped); exception types (which may be qualified), frames,
+    facts and ``none`` give none. ``[]``: nothing is known and the rule runs on every log, as
+    before."""
     groups = [g for c in match.all if (g := _cond_literals(c)) is not None]
     if match.any:
         anys = [_cond_literals(c) for c in match.any]
@@ -170,6 +178,12 @@ def derived_needs(match: Any) -> list[list[str]]:
 def _cond_literals(cond: Any) -> list[str] | None:
     """Literals one of which every match of the condition holds, or ``None``."""
     kind = getattr(cond, "kind", None)
+    if kind == "exception":
+        message = cond.exception.message
+        found = required_any(message) if message else None
+        # a message is read from the log as printed, but one quoted in a repr is unescaped:
+        # only literals that no escaping changes are known to be in the log's text
+        return found if found and all(_UNESCAPED.fullmatch(lit) for lit in found) else None
     if kind == "line":
         text = cond.line if isinstance(cond.line, str) else cond.line.text
         return required_any(text) if text else None
