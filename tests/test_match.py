@@ -442,3 +442,45 @@ def test_of_two_rules_that_say_as_much_the_one_whose_evidence_comes_first_ranks_
     rs = load([tmp_path])
     got = diagnose("x alpha fails\ny beta fails\n", rs).diagnoses
     assert [d.rule_id for d in got] == ["t/zz", "t/aa"]  # not by name
+
+
+TB_LOG = """\
+INFO starting
+Traceback (most recent call last):
+  File "/home/user/app.py", line 7, in render_page
+    out = template.render()
+jinja2.exceptions.TemplateError: bad loop
+ERROR template render failed on page 3
+"""
+
+
+@pytest.mark.parametrize(
+    "any_block",
+    [
+        "any:\n  - exception: {type: 'TemplateError$'}\n  - exception: {type: 'NoSuchError$'}\n",
+        "any:\n  - line: 'render failed'\n  - exception: {type: 'TemplateError$'}\n",
+        "any:\n  - exception: {type: 'NoSuchError$'}\n",
+    ],
+    ids=["cheap-any-first", "any-after-all", "any-fails"],
+)
+def test_a_block_answers_and_orders_its_evidence_whatever_it_tests_first(tmp_path, any_block):
+    """Cheap 'any' conditions (exception types) are tested before costly 'all' ones (frames):
+    the same answer, and the 'all' evidence still comes first."""
+    from tracelens.engine import parse
+    from tracelens.rulebook.conditions import compile_rule
+    from tracelens.rulebook.context import Context
+
+    write_rule(
+        tmp_path,
+        "t/b",
+        "all:\n  - frame: {function: '^render_page$'}\n" + any_block,
+        needs="",
+    )
+    rs = load([tmp_path])
+    hit = compile_rule(rs.rules[0].rule)(Context(parse(TB_LOG)))
+    if "NoSuchError" in any_block and "TemplateError" not in any_block:
+        assert hit is None
+        return
+    assert hit is not None
+    whys = [e.why.split(" ")[0] for e in hit.evidence]
+    assert whys[0] == "frame" and "exception" in whys

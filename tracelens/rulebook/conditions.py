@@ -4,14 +4,14 @@ that holds records its evidence (line and text), its captures and how much it sa
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from tracelens.models import Evidence, Fact
 from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 from tracelens.rulebook.facttest import parse_fact_test
 from tracelens.rulebook.model import Condition, ExceptionCond, FactCond, FrameCond, LineCond, Rule
-from tracelens.rulebook.required import settled_literal
+from tracelens.rulebook.required import required_any, settled_literal
 
 _WEIGHTS = {"exception": 3.0, "frame": 2.0, "fact": 2.0, "line": 1.0}
 _MAX_EVIDENCE_PER_CONDITION = 3
@@ -68,13 +68,16 @@ class _Literals:
     """The required literals of a condition's regexes (:func:`reused_literal`), asked for on
     each log until they are settled, then kept: reading them depends on the rules alone."""
 
-    __slots__ = ("patterns", "values", "encoded", "settled")
+    __slots__ = ("patterns", "values", "encoded", "settled", "branches")
 
     def __init__(self, patterns: list[str]):
         self.patterns = patterns
         self.values: list[str | None] = [None] * len(patterns)
         self.encoded: bytes | None = None
         self.settled = not patterns
+        self.branches: list[bytes] | Literal[False] | None = None
+        """The first pattern's literals one of which every match holds, when it has no single
+        one (:func:`required_any`): ``None`` until asked twice, ``False`` when there are none."""
 
     def get(self) -> list[str | None]:
         if not self.settled:
@@ -90,6 +93,18 @@ class _Literals:
         if not self.settled:
             self.get()
         return self.encoded
+
+    def any_bytes(self) -> list[bytes] | None:
+        """For a first pattern with no single literal, its branches' (an alternation at the
+        top), as UTF-8: read from the second log a process asks on (a single run does not pay
+        for reading the pattern), ``None`` before and when there are none."""
+        if self.branches is None:
+            self.branches = False if self.get_bytes() is not None or not self.patterns else []
+            return None
+        if self.branches == []:
+            found = required_any(self.patterns[0])
+            self.branches = [lit.encode() for lit in found] if found else False
+        return self.branches if self.branches else None
 
 
 def _exception_cond(body: dict) -> Cond:
@@ -212,6 +227,10 @@ def _line_cond(body: Any) -> Cond:
         blit = text_lit.get_bytes()
         if blit is not None and blit not in ctx.btext:
             return None  # no line can match
+        if blit is None and text_rx is not None:
+            branches = text_lit.any_bytes()
+            if branches is not None and not any(b in ctx.btext for b in branches):
+                return None  # no branch of the alternation can match
         hit = Hit(weight=weight, beliefs=[belief])
         seen: set[int] = set()
         enough = max(least, _MAX_EVIDENCE_PER_CONDITION)  # lines to look for at most
@@ -306,32 +325,59 @@ def compiled(cond: Any) -> Cond:
     return got[1]
 
 
+_COST = {"fact": 0, "exception": 1, "line": 2, "frame": 3}
+"""How much a condition of each kind costs to say no, least first: a fact is a lookup, an
+exception test reads the log's few exceptions, a line regex reads the whole text, a frame test
+every frame of every traceback."""
+
+
+def _cost(cond: Any) -> int:
+    kind = cond.get("kind") if isinstance(cond, dict) else getattr(cond, "kind", None)
+    if isinstance(cond, dict) and kind is None and len(cond) == 1:
+        kind = next(iter(cond))
+    if kind in _COST:
+        return _COST[kind]
+    if kind is None:
+        return max(_COST.values())
+    children = (cond.get(kind) if isinstance(cond, dict) else getattr(cond, kind, None)) or []
+    return max((_cost(c) for c in children), default=0)
+
+
 def _block(spec: dict) -> Cond:
     alls = [compile_condition(c) for c in spec.get("all", [])]
     anys = [compile_condition(c) for c in spec.get("any", [])]
     nones = [compile_condition(c) for c in spec.get("none", [])]
+    # the 'any' conditions first when they cost less to say no than the 'all' ones (a rule of
+    # exception types whose 'all' reads every frame): the same answer, the same hits in order
+    any_first = bool(anys and alls) and max(map(_cost, spec.get("any", []))) < max(
+        map(_cost, spec.get("all", []))
+    )
+
+    def held_any(ctx: Context) -> list[Hit] | None:
+        got = [h for c in anys if (h := c(ctx)) is not None]
+        return got if got else None
 
     def cond(ctx: Context) -> Hit | None:
+        any_hits: list[Hit] | None = []
+        if anys and any_first:
+            any_hits = held_any(ctx)
+            if any_hits is None:
+                return None
         hits: list[Hit] = []  # merged once the block holds (most fail at their first condition)
         for c in alls:
             h = c(ctx)
             if h is None:
                 return None
             hits.append(h)
-        if anys:
-            got = False
-            for c in anys:
-                h = c(ctx)
-                if h is not None:
-                    got = True
-                    hits.append(h)
-            if not got:
+        if anys and not any_first:
+            any_hits = held_any(ctx)
+            if any_hits is None:
                 return None
         for c in nones:
             if c(ctx) is not None:
                 return None
         total = Hit()
-        for h in hits:
+        for h in (*hits, *(any_hits or ())):
             _merge(total, h)
         return total
 

@@ -114,13 +114,15 @@ def _sre() -> tuple[Any, Any]:
 
 def required_any(pattern: str) -> list[str] | None:
     """Literals one of which every match of ``pattern`` holds: its :func:`required_literal`,
-    or for an alternation at the top (``A|B|C``) each branch's own; ``None`` when a branch has
-    none.
+    or for an alternation at the top (``A|B|C``) each branch's own, or those of a group the
+    pattern must match that is an alternation; ``None`` when a branch has none.
 
     >>> required_any(r"(Reason|reason):\\s*OOMKilled|\\"OOMKilled\\":\\s*true|\\bOOMKilled\\b")
     ['OOMKilled', '"OOMKilled":']
     >>> required_any(r"Killed|\\d+") is None
     True
+    >>> required_any(r"\\.(service|scope): (A process was killed|Failed with 'oom-kill')")
+    ['A process was killed', "Failed with 'oom-kill'"]
     """
     lit = required_literal(pattern)
     if lit is not None:
@@ -133,20 +135,35 @@ def required_any(pattern: str) -> list[str] | None:
             parsed = _sre()[0].parse(pattern)
     except Exception:  # noqa: BLE001  (any pattern Python cannot read simply gets no literal)
         return None
-    items = list(parsed)
-    if parsed.state.flags & ~_PLAIN_FLAGS or len(items) != 1 or items[0][0] != _sre()[1].BRANCH:
+    if parsed.state.flags & ~_PLAIN_FLAGS:
         return None
-    out: list[str] = []
-    for branch in items[0][1][1]:
-        runs: list[str] = []
-        current: list[str] = []
-        _collect(list(branch), runs, current)
-        runs.append("".join(current))
-        best = max(runs, key=len)
-        if len(best) < _MIN_LENGTH:
-            return None
-        out.append(best)
-    return list(dict.fromkeys(out))
+    return _branch_literals(list(parsed))
+
+
+def _branch_literals(items: list[tuple[Any, Any]]) -> list[str] | None:
+    """For a sequence that is one alternation, each branch's longest literal run; else, of the
+    groups the sequence must match that are one alternation each (``\\.(service|scope): (A|B)``),
+    the one whose branches' literals are longest. ``None`` when no such set is known."""
+    c = _sre()[1]
+    if len(items) == 1 and items[0][0] == c.BRANCH:
+        out: list[str] = []
+        for branch in items[0][1][1]:
+            runs: list[str] = []
+            current: list[str] = []
+            _collect(list(branch), runs, current)
+            runs.append("".join(current))
+            best = max(runs, key=len)
+            if len(best) < _MIN_LENGTH:
+                return None
+            out.append(best)
+        return list(dict.fromkeys(out))
+    found: list[list[str]] = []
+    for op, av in items:
+        if op == c.SUBPATTERN and not av[1] and not av[2]:
+            inner = _branch_literals(list(av[3]))
+            if inner is not None:
+                found.append(inner)
+    return max(found, key=lambda lits: min(map(len, lits)), default=None)
 
 
 def rule_needs(rule: Any) -> list[str | list[str]]:
