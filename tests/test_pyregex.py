@@ -134,3 +134,34 @@ def test_the_command_writes_the_programs_it_compiled(tmp_path):
     )
     written = list((tmp_path / "cache" / "tracelens").glob("regex-programs-*.marshal"))
     assert len(written) == (1 if pyregex._USABLE else 0)
+
+
+@pytest.mark.skipif(not pyregex._USABLE, reason="this Python lacks re's internals")
+def test_patterns_built_from_a_logs_text_are_not_kept(tmp_path):
+    """Only tracelens's own patterns are kept: those built from a log's text (its host labels,
+    its learned prefixes) are not, so the file does not grow with every log read."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(
+        os.environ, XDG_CACHE_HOME=str(tmp_path / "cache"), TRACELENS_DB=str(tmp_path / "db")
+    )
+    runs = [
+        "INFO start\nRuntimeError: boom\n",
+        "".join(f"qzhost-{k % 3}: step {k} ok\n" for k in range(12)) + "qzhost-1: RuntimeError: boom\n",
+        "".join(f"[qzjob-7|rank{k % 2}] step {k}\n" for k in range(12))
+        + "[qzjob-7|rank1] ValueError: x\n",
+    ]
+    import marshal
+
+    for k, text in enumerate(runs):
+        log = tmp_path / f"{k}.log"
+        log.write_text(text)
+        subprocess.run(
+            [sys.executable, "-m", "tracelens", "diagnose", str(log)], env=env, capture_output=True
+        )
+    (path,) = (tmp_path / "cache" / "tracelens").glob("regex-programs-*.marshal")
+    kept = [source for source, _flags in marshal.loads(path.read_bytes())]
+    assert len(kept) > 50
+    assert not [p for p in kept if "qzhost" in p or "qzjob" in p]

@@ -7,7 +7,9 @@ produce for a pattern, the program ``_sre.compile`` takes, depends only on the p
 flags and the Python that made it; :func:`compile_re` keeps those programs in one file of the
 cache folder (``marshal``, keyed by the interpreter's version and ``_sre``'s magic number), so a
 later run builds each ``re.Pattern`` straight from its program. The pattern is the same object
-``re.compile`` gives (same type, same behaviour, same pickling).
+``re.compile`` gives (same type, same behaviour, same pickling). It is for tracelens's own
+patterns: one built from a log's text is compiled by ``re.compile``, so that the file holds only
+what every run compiles.
 
 Where the interpreter lacks these internals (another implementation, a future ``re``), or a
 cached program is refused (``_sre`` checks every program it is given), the pattern is compiled

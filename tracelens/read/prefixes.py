@@ -117,7 +117,8 @@ def learn(records: list[Record]) -> tuple[re.Pattern[str], list[str]] | None:
     if not shapes:
         return None
     ordered = sorted(shapes, key=len, reverse=True)
-    pattern = compile_re("|".join(f"(?P<p{k}>{shape})" for k, shape in enumerate(ordered)))
+    # built from this log's own lines: compiled by re (its cache), not kept between runs
+    pattern = re.compile("|".join(f"(?P<p{k}>{shape})" for k, shape in enumerate(ordered)))
     return pattern, [shapes[shape] for shape in ordered]
 
 
@@ -132,7 +133,7 @@ def unwrap(
         pre = constant or constant_prefix([(r.line, r.text) for r in records[:64]], peel)
         if not pre:
             return records
-        learned = compile_re(f"(?P<p0>{re.escape(pre)})"), [pre.strip()]
+        learned = re.compile(f"(?P<p0>{re.escape(pre)})"), [pre.strip()]
     shapes, names = learned
     out: list[Record] = []
     for rec in records:
@@ -213,7 +214,7 @@ def host_labels(text: str) -> re.Pattern[str] | None:
     hosts = "|".join(re.escape(n) for n in names if "/" not in n)
     roles = "|".join(re.escape(n) for n in names if "/" in n)
     parts = ([f"(?P<h>{hosts}): "] if hosts else []) + ([f"(?P<r>{roles}) "] if roles else [])
-    return compile_re("|".join(parts))
+    return re.compile("|".join(parts))
 
 
 def labelled(
