@@ -149,7 +149,8 @@ def test_patterns_built_from_a_logs_text_are_not_kept(tmp_path):
     )
     runs = [
         "INFO start\nRuntimeError: boom\n",
-        "".join(f"qzhost-{k % 3}: step {k} ok\n" for k in range(12)) + "qzhost-1: RuntimeError: boom\n",
+        "".join(f"qzhost-{k % 3}: step {k} ok\n" for k in range(12))
+        + "qzhost-1: RuntimeError: boom\n",
         "".join(f"[qzjob-7|rank{k % 2}] step {k}\n" for k in range(12))
         + "[qzjob-7|rank1] ValueError: x\n",
     ]
