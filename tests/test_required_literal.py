@@ -336,5 +336,5 @@ def test_every_corpus_log_a_rule_with_derived_needs_fires_on_holds_them():
                 fired += 1
                 if not all(any(lit in ctx.text for lit in grp) for grp in groups):
                     missing.append((lr.id, path.name))
-    assert fired >= 10
+    assert fired >= 5  # a few in the quick tier's sample, 541 under --full
     assert missing == []

@@ -69,22 +69,35 @@ def settled_literal(pattern: str) -> tuple[str | None, bool]:
 def required_literal(pattern: str) -> str | None:
     """The longest run of plain characters that every match of ``pattern`` (RE2 syntax)
     holds, or None when none is known (at least three characters long)."""
+    items = _parsed(pattern)
+    if items is None:
+        return None
+    best = _longest_run(items)
+    return best if len(best) >= _MIN_LENGTH else None
+
+
+def _parsed(pattern: str) -> list[tuple[Any, Any]] | None:
+    """The top-level items of the pattern as Python's parser reads it, or ``None`` when its
+    literals cannot be trusted: POSIX classes and quoting (RE2 reads them otherwise than
+    Python), a flag that changes what a literal matches, a pattern Python cannot read."""
     if "[:" in pattern or "\\Q" in pattern:
-        return None  # POSIX classes and quoting: RE2 reads them otherwise than Python
+        return None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             parsed = _sre()[0].parse(pattern)
     except Exception:  # noqa: BLE001  (any pattern Python cannot read simply gets no literal)
         return None
-    if parsed.state.flags & ~_PLAIN_FLAGS:
-        return None
+    return None if parsed.state.flags & ~_PLAIN_FLAGS else list(parsed)
+
+
+def _longest_run(items: list[tuple[Any, Any]]) -> str:
+    """The longest run of literal characters a sequence must match whole."""
     runs: list[str] = []
     current: list[str] = []
-    _collect(list(parsed), runs, current)
+    _collect(items, runs, current)
     runs.append("".join(current))
-    best = max(runs, key=len)
-    return best if len(best) >= _MIN_LENGTH else None
+    return max(runs, key=len)
 
 
 def _collect(items: list[tuple[Any, Any]], runs: list[str], current: list[str]) -> None:
@@ -127,17 +140,8 @@ def required_any(pattern: str) -> list[str] | None:
     lit = required_literal(pattern)
     if lit is not None:
         return [lit]
-    if "[:" in pattern or "\\Q" in pattern:
-        return None
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            parsed = _sre()[0].parse(pattern)
-    except Exception:  # noqa: BLE001  (any pattern Python cannot read simply gets no literal)
-        return None
-    if parsed.state.flags & ~_PLAIN_FLAGS:
-        return None
-    return _branch_literals(list(parsed))
+    items = _parsed(pattern)
+    return None if items is None else _branch_literals(items)
 
 
 def _branch_literals(items: list[tuple[Any, Any]]) -> list[str] | None:
@@ -148,11 +152,7 @@ def _branch_literals(items: list[tuple[Any, Any]]) -> list[str] | None:
     if len(items) == 1 and items[0][0] == c.BRANCH:
         out: list[str] = []
         for branch in items[0][1][1]:
-            runs: list[str] = []
-            current: list[str] = []
-            _collect(list(branch), runs, current)
-            runs.append("".join(current))
-            best = max(runs, key=len)
+            best = _longest_run(list(branch))
             if len(best) < _MIN_LENGTH:
                 return None
             out.append(best)
