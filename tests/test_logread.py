@@ -470,6 +470,23 @@ ENVELOPES = [
         "ERROR",
         "torch.distributed.elastic.multiprocessing.api",
     ),
+    # Ray's C++ logger: "C" is its FATAL (a failed RAY_CHECK), under a worker's process tag
+    (
+        "(EmbedActor pid=597) [2025-09-16 09:13:19,904 C 597 647] task_receiver.cc:181: "
+        "An unexpected system state has occurred. Check failed: objects_valid",
+        "task_receiver.cc:181: An unexpected system state has occurred. Check failed: objects_valid",
+        "EmbedActor pid=597",
+        "FATAL",
+        None,
+    ),
+    # ... at its other levels, kept as they are (the raylet goes on after its "E" lines)
+    (
+        "[2026-05-08 15:00:26,661 E 159 228] file_system_monitor.cc:116: /tmp/ray is over 95% full",
+        "[2026-05-08 15:00:26,661 E 159 228] file_system_monitor.cc:116: /tmp/ray is over 95% full",
+        "",
+        None,
+        None,
+    ),
     # an exception line that quotes a level is no logger: its type has no dotted name before it
     ("ValueError: [ERROR] bad value", "ValueError: [ERROR] bad value", "", None, None),
     ("ValueError: bad value", "ValueError: bad value", "", None, None),

@@ -119,6 +119,26 @@ CASES = [
         "",
         "unrecognized",
     ),
+    # a failed RAY_CHECK, as Ray's C++ logger prints it in a worker and in the raylet
+    (
+        "ray-check-failed",
+        "error",
+        "",
+        "task_receiver.cc:181: An unexpected system state has occurred. You have likely discovered "
+        "a bug in Ray. Please report this issue at https://github.com/ray-project/ray/issues and "
+        "we'll work with you to fix it. Check failed: objects_valid",
+        "",
+        "ray-cluster",
+    ),
+    (
+        "raylet-check-failed",
+        "error",
+        "",
+        "(raylet) node_manager.cc:3309: An unexpected system state has occurred. Check failed: "
+        "status.has_value()",
+        "",
+        "ray-cluster",
+    ),
     # the OpenMP runtime refusing to go on, the C heap's checks
     (
         "openmp",

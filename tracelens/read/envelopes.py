@@ -39,6 +39,7 @@ GLOG_LEVELS = {"I": "INFO", "W": "WARNING", "E": "ERROR", "F": "FATAL"}
 GLOG_LEVELS.update(
     {n: n.upper() for n in ("trace", "debug", "info", "warning", "error", "fatal")}
     | {"warn": "WARNING", "panic": "FATAL", "V": "DEBUG"}  # TensorRT's verbose
+    | {"C": "FATAL"}  # spdlog's critical: Ray's C++ logger's FATAL
 )
 
 ENVELOPES: tuple[Envelope, ...] = (
@@ -222,6 +223,17 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # Ray's C++ logger (src/ray/util/logging.cc, spdlog pattern "[%Y-%m-%d %H:%M:%S,%e %L %P
+    # %t] %v": time, spdlog's level letter, pid, thread id) at its FATAL, "C" (RAY_LOG(FATAL), a
+    # failed RAY_CHECK): "[2025-09-16 09:13:19,904 C 597 647] task_receiver.cc:181: ...". Its
+    # other levels stay as they are: the raylet logs at "E" what it goes on from (a disk over
+    # its threshold, a worker it could not reach)
+    Envelope(
+        "ray-cpp-fatal",
+        r"\[(?P<t>\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}) (?P<level>C) \d+ \d+\] ",
+        level_group="level",
+        time_group="t",
+    ),
     # loguru and similar: "2025-06-01 10:00:00.123 | ERROR    | app.server:run:42 - "
     Envelope(
         "pipe-level",
@@ -385,6 +397,7 @@ FIRST_CHARS = {
     "ray-serve": "TDINWECF",
     "glog": "IWEF",
     "c10-bracket": "[",
+    "ray-cpp-fatal": "[",
     "kserve": "0123456789",
     "python-asctime": "0123456789",
     "pipe-level": "0123456789",

@@ -133,7 +133,9 @@ def _by_words() -> tuple[tuple[re.Pattern[str], str], ...]:
         (
             compile_re(
                 r"\bGCS\b|\braylet\b|placement group|available GPUs in the cluster|"
-                r"Total available GPUs \d+ is less than|\bray client\b|should have a unique IP address",
+                r"Total available GPUs \d+ is less than|\bray client\b|should have a unique IP address|"
+                # a failed RAY_CHECK as Ray's C++ logger prints it (level "C")
+                r"An unexpected system state has occurred|discovered a bug in Ray",
                 re.I,
             ),
             "ray-cluster",
