@@ -964,3 +964,37 @@ def test_a_failure_the_run_finished_after_is_a_warning():
     # without the finished line (a crash that ended the run there) it stays an error
     cut = b"\n".join(log.read_bytes().splitlines()[:110]) + b"\n"
     assert diagnose(cut, default_rules(), source="cut.log").diagnoses[0].severity == "fatal"
+
+
+def _checkpoint_exception(ranks: int) -> str:
+    """A torch.distributed.checkpoint load failing on every rank, as torch prints it: the
+    CheckpointException, then each rank's traceback one after the other."""
+    site = "/opt/venv/lib/python3.11/site-packages/torch/distributed/checkpoint"
+    lines = [
+        "[rank0]:Traceback (most recent call last):",
+        '[rank0]:  File "/home/user/train.py", line 88, in <module>',
+        "[rank0]:    dcp.load(state, checkpoint_id=ckpt)",
+        f'[rank0]:  File "{site}/utils.py", line 231, in reduce_scatter',
+        "[rank0]:    raise result",
+        "[rank0]:torch.distributed.checkpoint.api.CheckpointException: CheckpointException "
+        f"ranks:dict_keys({list(range(ranks))})",
+    ]
+    for r in range(ranks):
+        lines += [
+            f"[rank0]:Traceback (most recent call last): (RANK {r})",
+            f'[rank0]:  File "{site}/utils.py", line 192, in reduce_scatter',
+            "[rank0]:    local_data = map_fun()",
+            f'[rank0]:  File "{site}/default_planner.py", line 471, in create_default_local_load_plan',
+            '[rank0]:    raise RuntimeError(f"Missing key in checkpoint state_dict: {fqn}.")',
+            f"[rank0]:RuntimeError: Missing key in checkpoint state_dict: model.layers.{r}.weight.",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4, 8])
+def test_a_checkpoint_exception_of_many_ranks_is_its_first_ranks_failure(ranks):
+    origin, _ = find_origin(parse(_checkpoint_exception(ranks)), Wrappers(default_rules().wrappers))
+    assert origin is not None
+    assert (origin.line, origin.type) == (12, "RuntimeError")  # rank 0's, not the last rank's
+    first = origin.message.splitlines()[0]
+    assert first == "Missing key in checkpoint state_dict: model.layers.0.weight."

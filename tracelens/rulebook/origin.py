@@ -43,6 +43,18 @@ _TEARDOWN = compile_re(
 _HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
 _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
+# a rank's traceback in a CheckpointException (quoted by it, printed after the previous rank's)
+_RANK_HEADER = compile_re(r"Traceback \(most recent call last\): \(RANK \d+\)")
+
+
+def _quotes_traceback(exc) -> bool:
+    """Whether an exception's message quotes the traceback of the failure it reports."""
+    text = exc.type + " " + exc.message[:2000]
+    if not exc.type.endswith("CheckpointException"):
+        text = _RANK_HEADER.sub("", text)  # the next rank's, not one this exception reports
+    return _QUOTES_TRACEBACK.search(text) is not None
+
+
 _QUOTES_TRACEBACK = compile_re(
     r"Traceback \(most recent call last\)|RemoteTraceback|RayTaskError|ProcessRaisedException"
 )
@@ -276,9 +288,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                 continue
             if AT_SHUTDOWN.search(f"{exc.type}: {exc.message[:400]}"):
                 continue  # the interpreter complaining while it tears down after the program ended
-            if wrappers.exception(exc) or (
-                exc.nested and _QUOTES_TRACEBACK.search(exc.type + " " + exc.message[:2000])
-            ):
+            if wrappers.exception(exc) or (exc.nested and _quotes_traceback(exc)):
                 continue  # the failure above (or the traceback it quotes) is the one it reports
             if (
                 exc.type == "Exception"
