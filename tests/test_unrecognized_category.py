@@ -119,6 +119,23 @@ CASES = [
         "",
         "unrecognized",
     ),
+    # a CUDA library's status for memory it could not get, whatever raised it
+    (
+        "cusparse-insufficient-resources",
+        "exception",
+        "cupy_backends.cuda.libs.cusparse.CuSparseError",
+        "CUSPARSE_STATUS_INSUFFICIENT_RESOURCES",
+        f"{SITE}/cupyx/cusparse.py",
+        "gpu-oom",
+    ),
+    (
+        "cublas-alloc-failed",
+        "exception",
+        "RuntimeError",
+        "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`",
+        f"{SITE}/torch/nn/modules/linear.py",
+        "gpu-oom",
+    ),
     # a failed RAY_CHECK, as Ray's C++ logger prints it in a worker and in the raylet
     (
         "ray-check-failed",

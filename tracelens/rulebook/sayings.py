@@ -41,7 +41,10 @@ def say_it() -> tuple[tuple[re.Pattern[str], str], ...]:
             compile_re(
                 r"CUDA (?:error: )?out of memory|OutOfMemoryError|"
                 # XLA on TPU: the device's HBM, not the host's memory
-                r"Error allocating device buffer|\bRESOURCE_EXHAUSTED\b",
+                r"Error allocating device buffer|\bRESOURCE_EXHAUSTED\b|"
+                # the CUDA libraries' own status for memory they could not get
+                r"\bCU(?:BLAS|SPARSE|SOLVER|DNN)_STATUS_ALLOC_FAILED\b|\bCUFFT_ALLOC_FAILED\b|"
+                r"\bCURAND_STATUS_ALLOCATION_FAILED\b|\bCUSPARSE_STATUS_INSUFFICIENT_RESOURCES\b",
                 re.I,
             ),
             "gpu-oom",
