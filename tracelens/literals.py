@@ -44,10 +44,9 @@ _FINDERS: dict[tuple[tuple[str, ...], bool, bool], Any] = {}
 def present_finder(literals: Sequence[str]) -> Present | None:
     """A function saying which of ``literals`` occur in UTF-8 bytes (each reported once per
     scan), or ``None`` where Hyperscan is not used or cannot take the set."""
-    found = _finder(tuple(literals), once=True)
-    if found is None:
+    scan = _finder(tuple(literals), once=True)
+    if scan is None:
         return None
-    scan = found
 
     def present(data: bytes) -> set[int]:
         out: set[int] = set()
@@ -65,10 +64,9 @@ def present_finder(literals: Sequence[str]) -> Present | None:
 def occurrence_finder(literals: Sequence[str]) -> Occurrences | None:
     """A function listing every occurrence of ``literals`` in UTF-8 bytes as ``(end,
     index)``, or ``None`` where Hyperscan is not used or cannot take the set."""
-    found = _finder(tuple(literals), once=False)
-    if found is None:
+    scan = _finder(tuple(literals), once=False)
+    if scan is None:
         return None
-    scan = found
 
     def occurrences(data: bytes) -> list[tuple[int, int]]:
         out: list[tuple[int, int]] = []

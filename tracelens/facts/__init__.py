@@ -190,20 +190,17 @@ def _with_triggers(records: Iterable[Record]) -> list[tuple[Record, set[str]]]:
     _texts += 1
     occurrences = _occurrences() if _texts >= _MANY_FROM else None
     found: dict[int, set[str]] = {}
+    starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
     if occurrences is not None:
         data = joined.encode("utf-8", "surrogatepass")
-        if len(data) == len(joined):  # ASCII: byte offsets are character offsets
-            starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
-        else:
+        if len(data) != len(joined):  # not ASCII: the offsets are in bytes
             starts = list(
                 accumulate((len(t.encode("utf-8", "surrogatepass")) + 1 for t in texts), initial=0)
             )
         for end, k in occurrences(data):
-            trigger = TRIGGERS[k]
             line = bisect_right(starts, end - _WIDTH[k]) - 1
-            found.setdefault(line, set()).add(trigger)
+            found.setdefault(line, set()).add(TRIGGERS[k])
     else:
-        starts = list(accumulate((len(t) + 1 for t in texts), initial=0))
         for end, trigger in _automaton().iter(joined):
             k = bisect_right(starts, end - len(trigger) + 1) - 1
             found.setdefault(k, set()).add(trigger)

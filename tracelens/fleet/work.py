@@ -116,7 +116,8 @@ def preload(settings: Settings) -> None:
     rules = _state["rules"]
     logread.warm()
     rules.prefilter.expect_many()
-    facts._automaton()  # where Hyperscan is not used
+    if facts._occurrences() is None:  # no Hyperscan here: the triggers' automaton
+        facts._automaton()
     _wrappers(rules)
 
 

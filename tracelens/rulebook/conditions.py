@@ -332,15 +332,10 @@ every frame of every traceback."""
 
 
 def _cost(cond: Any) -> int:
-    kind = cond.get("kind") if isinstance(cond, dict) else getattr(cond, "kind", None)
-    if isinstance(cond, dict) and kind is None and len(cond) == 1:
-        kind = next(iter(cond))
-    if kind in _COST:
-        return _COST[kind]
-    if kind is None:
-        return max(_COST.values())
-    children = (cond.get(kind) if isinstance(cond, dict) else getattr(cond, kind, None)) or []
-    return max((_cost(c) for c in children), default=0)
+    """A validated condition's cost (a block's: its costliest condition's)."""
+    if cond.kind in _COST:
+        return _COST[cond.kind]
+    return max(map(_cost, getattr(cond, cond.kind)), default=0)
 
 
 def _block(spec: dict) -> Cond:

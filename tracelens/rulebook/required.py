@@ -185,11 +185,18 @@ def derived_needs(match: Any) -> list[list[str]]:
     facts and ``none`` give none. ``[]``: nothing is known and the rule runs on every log, as
     before."""
     groups = [g for c in match.all if (g := _cond_literals(c)) is not None]
-    if match.any:
-        anys = [_cond_literals(c) for c in match.any]
-        if all(g is not None for g in anys):
-            groups.append(sorted({lit for g in anys if g is not None for lit in g}))
+    if match.any and (g := _any_literals(match.any)) is not None:
+        groups.append(g)
     return [sorted(set(g)) for g in groups]
+
+
+def _any_literals(conds: list[Any]) -> list[str] | None:
+    """Literals one of which holds when any of the conditions does: every one's, or ``None``
+    when one of them has none."""
+    groups = [_cond_literals(c) for c in conds]
+    if any(g is None for g in groups):
+        return None
+    return [lit for g in groups if g is not None for lit in g]
 
 
 def _cond_literals(cond: Any) -> list[str] | None:
@@ -207,8 +214,5 @@ def _cond_literals(cond: Any) -> list[str] | None:
     if kind == "all":
         return next((g for c in cond.all if (g := _cond_literals(c)) is not None), None)
     if kind == "any":
-        groups = [_cond_literals(c) for c in cond.any]
-        if any(g is None for g in groups):
-            return None
-        return [lit for g in groups if g is not None for lit in g]
+        return _any_literals(cond.any)
     return None
