@@ -288,3 +288,28 @@ def test_chunks_read_without_readinto_or_preadv_give_the_same_windows(
             assert prescan._parallel_ok(fp, len(data)) == 2  # really in forked processes
             windows, lines = scan.find_windows(fp)
     assert ([(w.start, w.end, w.anchor, w.anchor_line) for w in windows], lines) == expected
+
+
+def _bytes_count(data, sep, start, end):
+    return data.count(sep, start, end)
+
+
+@pytest.mark.parametrize("name", ["lf", "crlf", "bare-cr", "binary-junk", "spanning-chunks"])
+def test_the_line_counter_gives_the_hits_and_line_count_of_bytes_count(name, monkeypatch):
+    # StringZilla's SIMD count where it imports; bytes.count is the fallback and the reference
+    data = INPUTS[name] * 3
+    found = _scan_with("re2", data, monkeypatch, 50_000)
+    monkeypatch.setattr(prescan, "count_lines", _bytes_count)
+    assert found == _scan_with("re2", data, monkeypatch, 50_000)
+    assert found[2] == data.count(scan.line_end_of(io.BytesIO(data)))
+
+
+def test_the_line_counter_counts_one_byte_in_any_range():
+    rnd = random.Random(7)
+    data = bytearray(rnd.choice(b"ab\n\r") for _ in range(5000))
+    for sep in (b"\n", b"\r"):
+        for _ in range(200):
+            a = rnd.randrange(len(data) + 1)
+            b = rnd.randrange(a, len(data) + 1)
+            assert prescan.count_lines(data, sep, a, b) == data.count(sep, a, b)
+    assert prescan.count_lines(bytearray(), b"\n", 0, 0) == 0
