@@ -11,8 +11,9 @@ import pytest
 from test_store import SECRETS, planted_log
 
 from tracelens.engine import diagnose
-from tracelens.incidents.incident import redact_value, save
+from tracelens.incidents.incident import save
 from tracelens.incidents.logdoc import (
+    document_of,
     load_document,
     records_of,
     redacted_texts,
@@ -47,6 +48,37 @@ def test_the_whole_log_and_its_tracebacks_come_back(tmp_path, log):
         for t in rep.document.tracebacks
     ]
     assert data["failure_line"] == rep.document.failure_line > 0
+    # only the lines are kept: the rest is parsed again from them when read
+    assert "document" not in data and data["version"] == 2
+    doc = document_of(data, log.name)
+    live = rep.document
+    assert [(e.line, e.text) for e in doc.errors] == [(e.line, e.text) for e in live.errors]
+    assert [(f.name, f.value) for f in doc.facts] == [(f.name, f.value) for f in live.facts]
+    assert (doc.line_count, doc.size, doc.failure_line) == (
+        live.line_count,
+        live.size,
+        live.failure_line,
+    )
+
+
+def test_a_parsed_document_stored_by_version_1_reads_as_it_was_stored(tmp_path):
+    from tracelens.incidents.records import decode_report, encode_report, report_data
+    from tracelens.models import to_dict
+
+    rep = diagnose(RANKS.read_bytes(), source=RANKS.name)
+    data = stored_document(rep, Redactor(enabled=False))
+    v1 = {k: data[k] for k in ("records", "cut", "line_count", "failure_line")}
+    v1["version"] = 1
+    v1["document"] = to_dict(rep.document)
+    v1["document"]["errors"] = []  # what it kept is what comes back, not a new parse
+    back = decode_report(encode_report(report_data(rep)), v1)
+    assert back is not None
+    assert back.document.errors == [] and rep.document.errors
+    assert [t.start_line for t in back.document.tracebacks] == [
+        t.start_line for t in rep.document.tracebacks
+    ]
+    assert len(back.document.records) == len(rep.document.records)
+    assert back.document.failure_line == rep.document.failure_line
 
 
 def _stored_text(db: Path) -> str:
@@ -97,7 +129,7 @@ def test_redacted_texts_keep_one_text_per_line(texts, extra, expected):
 @pytest.mark.parametrize("limit", [2_000, 10_000])
 def test_a_long_log_keeps_the_lines_around_its_failure(limit):
     rep = diagnose(SEED.read_bytes(), source=SEED.name)
-    data = stored_document(rep, Redactor(), redact_value, limit=limit)
+    data = stored_document(rep, Redactor(), limit=limit)
     lines = [row[0] for row in data["records"]]
     assert data["cut"]
     assert sum(len(row[3]) for row in data["records"]) <= limit

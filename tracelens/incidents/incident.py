@@ -307,7 +307,7 @@ def save(
         return None
     # the parsed log first: the redactor notes the lines it finds clean, and the excerpt,
     # tracebacks and evidence quote many of them (the order changes no text)
-    document = stored_document(report, redactor, redact_value)
+    document = stored_document(report, redactor)
     return store.record(
         **fields,
         source=redactor(source),

@@ -1,24 +1,29 @@
-"""The parsed log kept with a stored incident: every line (number, process, level, text), the
-tracebacks, error lines and facts, redacted, so that a stored incident's log and tracebacks
-read like a live log's.
+"""The parsed log kept with a stored incident: every line (number, process, level, text),
+redacted, so that a stored incident's log and tracebacks read like a live log's.
 
-The stored form is plain JSON (``records`` as ``[line, stream, level, text]`` rows, the
-document as :func:`tracelens.render.jsonout.document_dict` writes it); the store keeps it
-compressed in its ``documents`` table (:data:`tracelens.incidents.store.DOCUMENT_LIMIT`).
+The stored form is plain JSON: ``records`` as ``[line, stream, level, text]`` rows and what the
+document says of the log as a whole (size, line count, encoding, whether it was parsed whole);
+the store keeps it compressed in its ``documents`` table
+(:data:`tracelens.incidents.store.DOCUMENT_LIMIT`). Its tracebacks, error lines and facts are
+parsed again from those lines when it is read (:func:`document_of`): writing them as well, each
+string redacted, was a fifth of what storing a diagnosed log cost, and a stored incident is read
+far less often than written. Version 1 (before 2026-12) kept the parsed document too; it reads
+as it was stored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 from tracelens.incidents.redact import Redactor
-from tracelens.models import Record, Report, Traceback, adapter
+from tracelens.models import Document, Record, Report, Traceback, adapter
 from tracelens.parse.fold import fold
-from tracelens.render.jsonout import document_dict
 
-VERSION = 1
-"""The stored form's version (a reader skips a form it does not know)."""
+VERSION = 2
+"""The stored form's version: 2 keeps the lines, 1 the parsed document too (a reader skips a
+form it does not know)."""
+READS = (1, 2)
+"""The versions :func:`load_document` reads."""
 LOG_LIMIT = 8 << 20
 """Characters of log text kept; a longer log keeps the lines nearest its failure."""
 
@@ -70,16 +75,9 @@ def _kept(records: list[Record], around: int, limit: int) -> list[Record]:
             return records[lo : hi + 1]
 
 
-def stored_document(
-    report: Report,
-    redactor: Redactor,
-    redact_fields: Callable[[Any, Redactor], Any],
-    limit: int = LOG_LIMIT,
-) -> dict:
+def stored_document(report: Report, redactor: Redactor, limit: int = LOG_LIMIT) -> dict:
     """The parsed log of ``report`` as the store keeps it, redacted by ``redactor`` (which has
-    learned the report's sources, see :func:`tracelens.incidents.incident.report_sources`);
-    ``redact_fields`` redacts every string of the document's fields
-    (:func:`tracelens.incidents.incident.redact_value`, which imports this module)."""
+    learned the report's sources, see :func:`tracelens.incidents.incident.report_sources`)."""
     doc = report.document
     around = doc.failure_line or next(
         (e.line for d in report.diagnoses for e in d.evidence), doc.line_count // 2
@@ -96,7 +94,9 @@ def stored_document(
         "cut": len(kept) < len(doc.records),
         "line_count": doc.line_count,
         "failure_line": doc.failure_line,
-        "document": redact_fields(document_dict(doc), redactor),
+        "size": doc.size,
+        "full_parse": doc.full_parse,
+        "encoding": doc.encoding,
     }
 
 
@@ -116,7 +116,7 @@ def load_document(store, incident_id: int) -> dict | None:
     if row is None or row[0] is None:
         return None
     data = json.loads(zlib.decompress(row[0]))
-    return data if data.get("version") == VERSION else None
+    return data if data.get("version") in READS else None
 
 
 def records_of(data: dict) -> list[Record]:
@@ -127,9 +127,35 @@ def records_of(data: dict) -> list[Record]:
     ]
 
 
+def document_of(data: dict, source: str = "-") -> Document:
+    """The stored parsed log as the document a live diagnosis gives (its lines, tracebacks,
+    error lines, facts and failure line): parsed again from the stored lines, or, for a form
+    that kept the parsed document (version 1), that document."""
+    records = records_of(data)
+    kept = data.get("document")
+    if isinstance(kept, dict):
+        doc = adapter(Document).validate_python(kept)
+        doc.tracebacks = fold(doc.tracebacks)
+    elif data.get("version", 0) >= 2:
+        from tracelens.parse.document import build
+
+        doc = build(
+            records,
+            source=source,
+            size=int(data.get("size") or 0),
+            line_count=int(data.get("line_count") or 0),
+            full_parse=bool(data.get("full_parse", True)),
+            encoding=str(data.get("encoding") or "utf-8"),
+        )
+    else:
+        doc = Document(source=source)
+    doc.records = records
+    doc.failure_line = int(data.get("failure_line") or 0)
+    return doc
+
+
 def tracebacks_of(data: dict) -> list[Traceback]:
-    """The stored tracebacks as models, folded again (:func:`tracelens.parse.fold.fold`): a
-    document stored before the fold knew per-rank copies that differ in a path or id shows
-    them as one traceback too; one stored since comes back as it was."""
-    tbs = (data.get("document") or {}).get("tracebacks") or []
-    return fold(adapter(list[Traceback]).validate_python(tbs))
+    """The stored log's tracebacks, folded (:func:`tracelens.parse.fold.fold`): a document
+    stored before the fold knew per-rank copies that differ in a path or id shows them as one
+    traceback too."""
+    return document_of(data).tracebacks

@@ -257,16 +257,13 @@ def load_report(data: dict, stored: dict | None = None) -> Report:
     keep) the document is an empty one that names the source."""
     data = dict(data)
     data.setdefault("source", "-")
-    doc = stored.get("document") if stored else data.get("document")
-    if not isinstance(doc, dict):
-        doc = to_dict(Document(source=str(data["source"])))
-    data["document"] = doc
+    if stored or not isinstance(data.get("document"), dict):
+        data["document"] = to_dict(Document(source=str(data["source"])))
     report = adapter(Report).validate_python(data)
     if stored:
-        from tracelens.incidents.logdoc import records_of
+        from tracelens.incidents.logdoc import document_of
 
-        report.document.records = records_of(stored)
-        report.document.failure_line = int(stored.get("failure_line") or 0)
+        report.document = document_of(stored, report.source)
     return report
 
 
