@@ -170,7 +170,11 @@ class Index:
         return self._catalog()
 
     def examples(self, k: int) -> list[Path]:
-        return [Path(p) for p in self.run["examples"].get(k, ())]
+        return [Path(p) for p in self.example_files(k)]
+
+    def example_files(self, k: int) -> list[str]:
+        """Rule ``k``'s example logs, as paths."""
+        return list(self.run["examples"].get(k, ()))
 
     def with_examples(self) -> list[int]:
         return sorted(self.run["examples"])

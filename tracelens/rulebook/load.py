@@ -252,20 +252,19 @@ class RuleSet:
             return [lr for lr in self.rules if lr.examples]
         return [self.rules[k] for k in self._index.with_examples()]
 
-    def cause_examples(self) -> list[tuple[int, list[Path]]]:
-        """(position in ``rules``, example logs) of each rule with examples that is not a
-        symptom rule, whose example logs start with the failure the symptom follows; from the
-        index, no rule is unpickled for it."""
+    def cause_examples(self) -> list[tuple[int, list[str]]]:
+        """(position in ``rules``, paths of its example logs) of each rule with examples that
+        is not a symptom rule, whose example logs start with the failure the symptom follows;
+        from the index, no rule is unpickled for it."""
         if self._index is None:
             return [
-                (k, lr.examples)
+                (k, [str(p) for p in lr.examples])
                 for k, lr in enumerate(self.rules)
                 if lr.examples and not lr.rule.secondary
             ]
         symptoms = self._index.symptoms()
-        return [
-            (k, self._index.examples(k)) for k in self._index.with_examples() if k not in symptoms
-        ]
+        files = self._index.example_files
+        return [(k, files(k)) for k in self._index.with_examples() if k not in symptoms]
 
     def get(self, rule_id: str) -> LoadedRule | None:
         if self._index is None:
