@@ -261,3 +261,27 @@ def test_a_pool_leaves_what_its_workers_inherit_out_of_their_collections_and_no_
     rest = list(outcomes)
     assert [o.source for o in [first, *rest]] == [str(p) for p in LOGS[:3]]
     assert gc.get_freeze_count() == frozen  # the parent's own objects collected again
+
+
+def test_a_pool_is_at_work_when_diagnose_all_returns_and_close_stops_it():
+    # ingest opens and checks the store while the workers diagnose; a store that fails its
+    # check closes the outcomes unread, which stops the workers
+    import gc
+
+    from tracelens.fleet import pool, work
+
+    frozen = gc.get_freeze_count()
+    outcomes = pool.diagnose_all([str(p) for p in LOGS[:40]], work.Settings(), 2)
+    procs = list(outcomes._pool._processes.values())  # type: ignore[attr-defined]
+    assert len(procs) == 2 and all(p.is_alive() for p in procs)
+    outcomes.close()
+    assert not any(p.is_alive() for p in procs)
+    assert gc.get_freeze_count() == frozen
+    outcomes.close()  # twice: nothing more to do
+
+
+def test_one_process_reads_as_the_outcomes_are_taken():
+    from tracelens.fleet import pool, work
+
+    outcomes = pool.diagnose_all([str(p) for p in LOGS[:2]], work.Settings(), 1)
+    assert [o.source for o in outcomes] == [str(p) for p in LOGS[:2]]

@@ -6,6 +6,7 @@ process alone; each log counted once (by its content hash) unless ``--recount``.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -24,6 +25,13 @@ from tracelens.cli.app import (
 )
 
 LOCAL_RAY = "local"
+
+
+def _db_file(db_path: str | None) -> Path:
+    """The store's file, as :class:`~tracelens.incidents.store.Store` will open it."""
+    from tracelens.paths import default_db
+
+    return Path(db_path) if db_path is not None else default_db()
 
 
 def _ray_address(value: str | None) -> str | None:
@@ -130,27 +138,31 @@ def ingest(
         raise Failure(str(exc)) from None
     _load_rules(rules_dirs)  # a broken rule is one line here, before any work starts
     make_redactor(redact_regex, no_redact)  # likewise a bad --redact-regex
-    store = open_store(db_path)
-    try:
-        store.check_integrity()
-    except StoreError as exc:  # a damaged database is never written into
-        raise Failure(str(exc)) from None
     settings = Settings(
         rules_dirs=tuple(rules_dirs),
         redact_regex=tuple(redact_regex),
         no_redact=no_redact,
-        known_db=None if recount or results_path or address else str(store.path),
+        known_db=None if recount or results_path or address else str(_db_file(db_path)),
         rows=results_path is not None,
     )
     rows: list[dict] = []
     started = False
+    outcomes = None
     try:
+        if address is None:
+            # the pool starts first and works while the store is opened and checked (a
+            # large store's check reads every page); nothing is written before that check
+            outcomes = pool.diagnose_all(files, settings, jobs or pool.default_jobs())
+            total = len(files)
+        store = open_store(db_path)
+        try:
+            store.check_integrity()
+        except StoreError as exc:  # a damaged database is never written into
+            raise Failure(str(exc)) from None
         if address is not None:
             started = raydata.start(None if address == LOCAL_RAY else address)
             outcomes, total = raydata.diagnose_all(items, settings, jobs), len(items)
-        else:
-            outcomes = pool.diagnose_all(files, settings, jobs or pool.default_jobs())
-            total = len(files)
+        assert outcomes is not None
         with click.progressbar(length=total, label="ingesting", file=sys.stderr) as bar:
 
             def seen(out) -> None:
@@ -171,6 +183,9 @@ def ingest(
     except (ResultsError, FleetError) as exc:
         raise Failure(str(exc)) from None
     finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:  # a pool whose outcomes were not all read (a failure) stops
+            close()
         if started:
             import ray
 

@@ -78,13 +78,44 @@ def _context():
     return multiprocessing.get_context(method)
 
 
+class Outcomes(Iterator[Outcome]):
+    """The outcomes of a pool already at work, in the order of its files: the workers start
+    when this is made (the caller opens and checks the store meanwhile); :meth:`close` stops
+    what has not started and waits for the workers (also when the caller stops early)."""
+
+    def __init__(self, pool, results: Iterator[Outcome], forked: bool):
+        self._pool, self._results, self._forked = pool, results, forked
+
+    def __next__(self) -> Outcome:
+        try:
+            return next(self._results)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        try:
+            pool.shutdown(wait=True, cancel_futures=True)
+        finally:
+            if self._forked:
+                gc.unfreeze()
+
+
+def _one_by_one(files: list[str], settings: Settings) -> Iterator[Outcome]:
+    setup(settings)
+    yield from map(diagnose_path, files)
+
+
 def diagnose_all(files: list[str], settings: Settings, jobs: int) -> Iterator[Outcome]:
-    """Each file's outcome, in the order of ``files``; ``jobs`` processes (1: this one)."""
+    """Each file's outcome, in the order of ``files``; ``jobs`` processes (1: this one, as
+    the outcomes are read). A pool starts at once: close the result (``close()``) when its
+    outcomes are not all read."""
     jobs = max(1, min(jobs, len(files)))
     if jobs == 1:
-        setup(settings)
-        yield from map(diagnose_path, files)
-        return
+        return _one_by_one(files, settings)
     from concurrent.futures import ProcessPoolExecutor
 
     chunk = max(1, min(16, len(files) // (jobs * 8)))
@@ -95,14 +126,19 @@ def diagnose_all(files: list[str], settings: Settings, jobs: int) -> Iterator[Ou
         # what the workers inherit is left out of their garbage collections (which would
         # otherwise walk it, and copy the pages they touch): the collector's advice for fork
         gc.freeze()
+    pool = None
     try:
-        with ProcessPoolExecutor(
+        pool = ProcessPoolExecutor(
             jobs, mp_context=context, initializer=setup, initargs=(settings,)
-        ) as pool:
-            yield from pool.map(diagnose_path, files, chunksize=chunk)
-    finally:
+        )
+        # every chunk is submitted now: the workers start before this returns
+        return Outcomes(pool, pool.map(diagnose_path, files, chunksize=chunk), forked)
+    except BaseException:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
         if forked:
             gc.unfreeze()
+        raise
 
 
 @dataclass
