@@ -148,6 +148,23 @@ CASES = {
             "vllm_version": "0.11.2",
         },
     ),
+    "deepspeed banner": (
+        "[2025-03-26 11:49:01,311] [INFO] [logging.py:128:log_dist] [Rank 0] DeepSpeed info: "
+        "version=0.15.4, git-hash=unknown, git-branch=unknown",
+        {"deepspeed_version": "0.15.4"},
+    ),
+    "ds_report and pip lists": (
+        """\
+        deepspeed info ................... 0.14.5+unknown, unknown, unknown
+        [pip3] transformer_engine_torch==2.1.0
+        [pip3] megatron-core==0.12.1
+        """,
+        {
+            "deepspeed_version": "0.14.5+unknown",
+            "transformer_engine_version": "2.1.0",
+            "megatron_core_version": "0.12.1",
+        },
+    ),
     "nvidia-smi table": (
         """\
         +-----------------------------------------------------------------------------------------+

@@ -124,6 +124,24 @@ EXTRACTORS: tuple[Extractor, ...] = (
         scan=False,
     ),
     _x("triton==", r"(?P<req>requires )?\btriton==" + _VER, "triton_version", 1),
+    # DeepSpeed's banner at deepspeed.initialize ("DeepSpeed info: version=0.16.4, git-hash=...",
+    # deepspeed/__init__.py) and ds_report's row ("deepspeed info ....... 0.14.4, unknown, unknown")
+    _x("DeepSpeed info: version=", r"DeepSpeed info: version=" + _VER, "deepspeed_version", 2),
+    _x("deepspeed info ..", r"\bdeepspeed info \.{3,} " + _VER, "deepspeed_version", 3),
+    _x("deepspeed==", r"(?P<req>requires )?\bdeepspeed==" + _VER, "deepspeed_version", 1),
+    # pip lists (collect_env's "[pip3] transformer_engine_torch==2.1.0", pip freeze)
+    _x(
+        ("transformer_engine", "transformer-engine"),
+        r"\btransformer[-_]engine(?:[-_](?:torch|cu12))?==" + _VER,
+        "transformer_engine_version",
+        1,
+    ),
+    _x(
+        ("megatron-core==", "megatron_core=="),
+        r"(?P<req>requires )?\bmegatron[-_]core==" + _VER,
+        "megatron_core_version",
+        1,
+    ),
     # a container image's tag, where a Kubernetes event, a docker command or a manifest names
     # it: "vllm/vllm-openai:v0.9.0", "lmsysorg/sglang:v0.4.6.post1-cu124",
     # "pytorch/pytorch:2.1.0-cuda11.8-cudnn8-devel" (NGC's "nvcr.io/nvidia/pytorch:24.05-py3"
