@@ -81,13 +81,22 @@ class _Capture:
 _state: dict[str, Any] = {}
 
 
+GC_THRESHOLD = 10_000
+"""Allocations between two young-generation collections in a process that diagnoses many logs
+(Python's default, 700, collected 168 times over 1,000 corpus logs, 2 % of the time; the
+objects of one log are freed by their reference counts, and few are in cycles)."""
+
+
 def setup(settings: Settings) -> None:
     """Build this process's rules and redactor (a pool's initializer)."""
+    import gc
+
     from tracelens import facts
     from tracelens.incidents.redact import Redactor
     from tracelens.read import logread
     from tracelens.rulebook.load import default_rules
 
+    gc.set_threshold(GC_THRESHOLD, *gc.get_threshold()[1:])
     logread.expect_many()
     facts.expect_many()
     if _state.get("settings") == settings:
