@@ -998,3 +998,43 @@ def test_a_checkpoint_exception_of_many_ranks_is_its_first_ranks_failure(ranks):
     assert (origin.line, origin.type) == (12, "RuntimeError")  # rank 0's, not the last rank's
     first = origin.message.splitlines()[0]
     assert first == "Missing key in checkpoint state_dict: model.layers.0.weight."
+
+
+ANSWERED_500 = (
+    'INFO:     10.0.0.5:40400 - "POST /v1/chat/completions HTTP/1.1" 500 Internal Server Error\n'
+)
+GROUP_TB = (
+    "ERROR:    Exception in ASGI application\n"
+    "  + Exception Group Traceback (most recent call last):\n"
+    '  |   File "/srv/venv/lib/python3.12/site-packages/starlette/responses.py", line 270, in __call__\n'
+    "  |     async with anyio.create_task_group() as task_group:\n"
+    '  |   File "/srv/venv/lib/python3.12/site-packages/anyio/_backends/_asyncio.py", line 781, in __aexit__\n'
+    "  |     raise BaseExceptionGroup(\n"
+    "  | ExceptionGroup: unhandled errors in a TaskGroup (1 sub-exception)\n"
+    "  +-+---------------- 1 ----------------\n"
+    "    | Traceback (most recent call last):\n"
+    '    |   File "/srv/venv/lib/python3.12/site-packages/starlette/responses.py", line 254, in stream_response\n'
+    "    |     async for chunk in self.body_iterator:\n"
+    '    |   File "/srv/app/stream.py", line 88, in chunks\n'
+    '    |     usage = meta["completion_tokens"]\n'
+    "    | KeyError: 'completion_tokens'\n"
+    "    +------------------------------------\n"
+)
+
+
+@pytest.mark.parametrize("group", ["ExceptionGroup", "BaseExceptionGroup"])
+def test_an_exception_group_is_never_the_failure_its_member_is(group):
+    # anyio's TaskGroup collects what failed in it; the member says what went wrong
+    tb = GROUP_TB.replace("| ExceptionGroup:", f"| {group}:")
+    doc = parse(STARTED + tb + SERVING)
+    origin, recovered = find_origin(doc, Wrappers([]))
+    assert origin is not None and origin.type == "KeyError"
+    group_line = next(r.line for r in doc.records if "Exception Group Traceback" in r.text)
+    assert origin.start == group_line  # the member's failure was printed from the group on
+    assert recovered  # the server answered later requests: a failed request, not a crash
+    # the ASGI server's line above the group (the whole group's print) says the request
+    # escaped the application, and it was answered with a server error
+    answered = STARTED + tb + ANSWERED_500 + SERVING
+    top = diagnose(answered).diagnoses[0]
+    assert "KeyError: 'completion_tokens'" in top.title and top.severity in ("error", "fatal")
+    assert "answered with a server error" in top.notes[0]

@@ -19,17 +19,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from tracelens.models import Document, ErrorLine, ExceptionInfo, Frame, Record, Traceback
+from tracelens.models import Document, ExceptionInfo, Frame, Record, Traceback
 from tracelens.parse.document import _segments, quoted_exception, says_warning
 from tracelens.parse.frames import importing
 from tracelens.parse.lifecycle import stop_requested_line
 from tracelens.parse.marks import TB_HEAD
 from tracelens.pyregex import compile_re
 from tracelens.read.failures import SHAPES
-from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.logged import AT_SHUTDOWN, last_words, logged_cause
-from tracelens.rulebook.progress import SERVE_REQUEST, carried_on, probe, vital_thread_died
+from tracelens.rulebook.progress import (
+    SERVE_REQUEST,
+    carried_on,
+    nccl_recovered,
+    probe,
+    vital_thread_died,
+)
 from tracelens.rulebook.wrappers import Wrappers  # noqa: F401  (part of this module's interface)
 
 if TYPE_CHECKING:  # built by tracelens.rulebook.hang, which reads Origin from here
@@ -40,6 +45,7 @@ _TEARDOWN = compile_re(
     r"(?:^|\.)(?:KeyboardInterrupt|SystemExit|CancelledError|BrokenPipeError|ConnectionResetError|"
     r"GeneratorExit|ClosedResourceError)$"
 )
+_GROUP = compile_re(r"(?:^|\.)(?:Base)?ExceptionGroup$")
 _HANDLED_LEVELS = frozenset({"WARNING", "WARN", "INFO", "DEBUG", "TRACE"})
 _HANDLED = frozenset({"WARNING", "WARN"})  # the level a handler logs a caught traceback at
 # an exception whose message carries another process's traceback (multiprocessing, Ray)
@@ -85,25 +91,6 @@ vllm``): a shell's ``Killed`` notice after it is the script's doing, not the ker
 
 def _traced_kill(text: str) -> bool:
     return text.startswith("+") and found(compile_regex(_TRACED_KILL), text)
-
-
-def _nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
-    """The lines of NCCL warnings after which the same process still finished setting up a
-    communicator (``Init COMPLETE``): a transport NCCL tried and fell back from (no
-    InfiniBand device, a plugin not found), not a failure."""
-    warned: dict[str, list[int]] = {}
-    for err in errors:
-        nccl = err.kind == "nccl" and "NCCL WARN" in err.text
-        m = NCCL_DEBUG.search(f"{err.stream} {err.text}") if nccl else None  # a stream if peeled
-        if m is not None:
-            warned.setdefault(m.group(1), []).append(err.line)
-    if not warned:
-        return set()
-    out: set[int] = set()
-    for rec in doc.records:
-        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.search(f"{rec.stream} {rec.text}")):
-            out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
-    return out
 
 
 _REFUSED = compile_re(r'HTTP/\d(?:\.\d)?" 4\d\d\b|' + SERVE_REQUEST + r"4\d\d [\d.]+ms\b")
@@ -282,6 +269,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
         if _handled(doc, pos, tb):
             handled.append((tb.start_line, tb.end_line))
             continue
+        group = None  # the first line of the exception group whose members come next
         for seg, owner in _segments([tb]):
             exc = seg.exception
             if exc is None or not exc.type or _TEARDOWN.search(exc.type):
@@ -290,6 +278,9 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                 continue  # the interpreter complaining while it tears down after the program ended
             if wrappers.exception(exc) or (exc.nested and _quotes_traceback(exc)):
                 continue  # the failure above (or the traceback it quotes) is the one it reports
+            if exc.nested and _GROUP.search(exc.type):
+                group = owner.start_line if group is None else group
+                continue  # an exception group (anyio's TaskGroup): its members, next, failed
             if (
                 exc.type == "Exception"
                 and not exc.message.strip()
@@ -307,7 +298,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                         kind="exception",
                         type=etype,
                         message=first,
-                        start=owner.start_line,
+                        start=owner.start_line if group is None else group,
                         end=owner.end_line,
                     )
                 )
@@ -342,7 +333,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
                     frame=seg.frames[-1] if seg.frames else None,
                     importing=importing(seg.frames),
                     client=client,
-                    start=owner.start_line,
+                    start=owner.start_line if group is None else group,
                     end=max(
                         _chained_end(doc, pos, doc.tracebacks, n)
                         if owner is tb
@@ -358,7 +349,7 @@ def _candidates(doc: Document, wrappers: Wrappers, handled: list[tuple[int, int]
         if any(e.kind == "killed" for e in doc.errors)
         else None
     )
-    recovered = _nccl_recovered(doc, doc.errors)
+    recovered = nccl_recovered(doc, doc.errors)
     for err in doc.errors:
         # a record at FATAL (glog's and c10's "F": the process aborts right after it) is a
         # failure; one at ERROR only when its shape says so

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracelens.models import Document, Record
+from tracelens.models import Document, ErrorLine, Record
 from tracelens.parse.linesearch import records_matching
 from tracelens.pyregex import compile_re
+from tracelens.read.prefixes import NCCL_DEBUG
 from tracelens.regex import compile_regex
 
 SERVE_REQUEST = r"(?:^|-- )(?:GET|POST|PUT|PATCH|DELETE) /\S* "
@@ -225,3 +226,22 @@ def run_span(doc: Document, line: int) -> tuple[int, int] | None:
             end = s - 1
             break
     return begin, end
+
+
+def nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
+    """The lines of NCCL warnings after which the same process still finished setting up a
+    communicator (``Init COMPLETE``): a transport NCCL tried and fell back from (no
+    InfiniBand device, a plugin not found), not a failure."""
+    warned: dict[str, list[int]] = {}
+    for err in errors:
+        nccl = err.kind == "nccl" and "NCCL WARN" in err.text
+        m = NCCL_DEBUG.search(f"{err.stream} {err.text}") if nccl else None  # a stream if peeled
+        if m is not None:
+            warned.setdefault(m.group(1), []).append(err.line)
+    if not warned:
+        return set()
+    out: set[int] = set()
+    for rec in doc.records:
+        if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.search(f"{rec.stream} {rec.text}")):
+            out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
+    return out
