@@ -256,6 +256,33 @@ CASES = {
         "UserWarning: Found GPU0 Tesla V100-SXM2-32GB which is of compute capability (CC) 7.0.\n",
         {"compute_capability": "7.0", "gpu_name": "Tesla V100-SXM2-32GB"},
     ),
+    "ranks timed out in different collectives": (
+        """\
+        [rank2]:[E1002 16:04:30.852 ProcessGroupNCCL.cpp:685] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1116, OpType=ALLREDUCE, NumelIn=675840, NumelOut=675840, Timeout(ms)=600000) ran for 600071 milliseconds before timing out.
+        [rank0]:[E1002 16:04:31.104 ProcessGroupNCCL.cpp:685] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1121, OpType=ALLREDUCE, NumelIn=544997376, NumelOut=544997376, Timeout(ms)=600000) ran for 600009 milliseconds before timing out.
+        """,
+        {
+            "collective_timeout": "SeqNum=1116 ALLREDUCE NumelIn=675840",
+            "collectives_differ": "SeqNum=1116 ALLREDUCE NumelIn=675840 / SeqNum=1121 ALLREDUCE NumelIn=544997376",
+        },
+    ),
+    "ranks timed out in the same collective": (
+        """\
+        [rank1]:[E1206 09:51:27.883 ProcessGroupNCCL.cpp:616] [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1763, OpType=ALLREDUCE, NumelIn=132120576, NumelOut=132120576, Timeout(ms)=1800000) ran for 1800061 milliseconds before timing out.
+        [rank3]:[E1206 09:51:27.901 ProcessGroupNCCL.cpp:616] [PG ID 0 PG GUID 0(default_pg) Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1763, OpType=ALLREDUCE, NumelIn=132120576, NumelOut=132120576, Timeout(ms)=1800000) ran for 1800058 milliseconds before timing out.
+        """,
+        {
+            "collective_timeout": "PG 0 SeqNum=1763 ALLREDUCE NumelIn=132120576",
+            "collectives_differ": None,
+        },
+    ),
+    "two process groups, one collective each (torch 1.x: no element counts)": (
+        """\
+        [PG ID 0 PG GUID 0(default_pg) Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=20, OpType=ALLREDUCE, NumelIn=8, NumelOut=8, Timeout(ms)=600000) ran for 600061 milliseconds before timing out.
+        [PG ID 2 PG GUID 5 Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=7, OpType=BROADCAST, Timeout(ms)=600000) ran for 600070 milliseconds before timing out.
+        """,
+        {"collective_timeout": "PG 0 SeqNum=20 ALLREDUCE NumelIn=8", "collectives_differ": None},
+    ),
     "vLLM V0's engine line": (
         "INFO 02-10 10:00:00 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.2) with config: model='x'\n",
         {"vllm_version": "0.7.2"},

@@ -25,6 +25,7 @@ from tracelens.facts.extractors import EXTRACTORS, Extractor  # noqa: F401  (the
 from tracelens.facts.payloads import (  # noqa: F401  (_kv_pairs: part of this module's interface)
     _GPU_CC,
     _MODEL_PATH,
+    WATCHDOG,
     _args_dict,
     _capability_pair,
     _cli,
@@ -34,6 +35,8 @@ from tracelens.facts.payloads import (  # noqa: F401  (_kv_pairs: part of this m
     _selector,
     _sglang_args,
     _short,
+    _watchdog,
+    collectives_differ,
 )
 from tracelens.models import Fact, Record
 from tracelens.regex import compile_regex
@@ -51,6 +54,7 @@ _SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
     ("launch_server", _cli),
     ("api_server", _cli),
     ("apability", _capability_pair),
+    (WATCHDOG, _watchdog),
 )
 
 
@@ -242,7 +246,8 @@ _LINUX_SIGNALS = {
 
 
 def _derive(facts: list[Fact]) -> list[Fact]:
-    """Normalize and infer: compute capability from sm_NN or the GPU name, model_path."""
+    """Normalize and infer: compute capability from sm_NN or the GPU name, model_path, the
+    collectives ranks timed out in when they differ."""
     names = {f.name for f in facts}
     extra: list[Fact] = []
     for f in facts:
@@ -336,4 +341,6 @@ def _derive(facts: list[Fact]) -> list[Fact]:
                     derived=True,
                 )
             )
+    if "collective_timeout" in names and (differ := collectives_differ(facts)) is not None:
+        extra.append(differ)
     return facts + extra

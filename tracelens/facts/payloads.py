@@ -252,3 +252,53 @@ def _capability_pair(rec: Record, out: _Out) -> None:
                 priority=1,
             )
         )
+
+
+# ProcessGroupNCCL's watchdog (ProcessGroupNCCL.cpp): "[PG ID 0 PG GUID 0(default_pg) Rank 3]
+# Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1121, OpType=ALLREDUCE,
+# NumelIn=544997376, NumelOut=544997376, Timeout(ms)=600000) ran for ..." (torch 2.x; 1.x
+# prints "[Rank 3] ..." and no element counts)
+WATCHDOG = "Watchdog caught collective operation timeout"
+_WORK = (
+    r"(?:\[PG ID (?P<pg>\d+)[^\]]*\] )?"
+    + WATCHDOG
+    + r": WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)(?:, NumelIn=(?P<numel>\d+))?"
+)
+
+
+def _watchdog(rec: Record, out: _Out) -> None:
+    """A collective a rank's watchdog timed out in: ``collective_timeout`` ("SeqNum=1121
+    ALLREDUCE NumelIn=544997376", after "PG 0 " when the line names its process group)."""
+    m = compile_regex(_WORK).search(rec.text)
+    if m is None:
+        return
+    pg = f"PG {m['pg']} " if m["pg"] else ""
+    numel = f" NumelIn={m['numel']}" if m["numel"] else ""
+    value = f"{pg}SeqNum={m['seq']} {m['op']}{numel}"
+    out.append(Fact(name="collective_timeout", value=value, line=rec.line, text=_short(rec.text)))
+
+
+def collectives_differ(facts: list[Fact]) -> Fact | None:
+    """``collectives_differ``: the distinct collectives the ranks of one process group timed
+    out in, when there are several ("SeqNum=1116 ALLREDUCE NumelIn=675840 / SeqNum=1121
+    ALLREDUCE NumelIn=544997376"): the ranks did not issue the same collectives (a rank that
+    skipped or added one, different shapes), not a slow or dead peer. Lines that name no
+    process group are compared among themselves."""
+    groups: dict[str, dict[str, Fact]] = {}
+    for f in facts:
+        if f.name == "collective_timeout":
+            pg, _, work = f.value.partition("SeqNum=")
+            groups.setdefault(pg, {}).setdefault("SeqNum=" + work, f)
+    for works in groups.values():
+        if len(works) > 1:
+            first = min(works.values(), key=lambda f: f.line)
+            value = " / ".join(sorted(works, key=lambda w: int(w.split()[0][7:])))
+            return Fact(
+                name="collectives_differ",
+                value=value,
+                line=first.line,
+                text=first.text,
+                priority=1,
+                derived=True,
+            )
+    return None
