@@ -283,6 +283,15 @@ CASES = {
         """,
         {"collective_timeout": "PG 0 SeqNum=20 ALLREDUCE NumelIn=8", "collectives_differ": None},
     ),
+    "a broadcast's root one collective ahead, an all-to-all's uneven splits": (
+        """\
+        [PG ID 3 PG GUID 3 Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5730, OpType=BROADCAST, NumelIn=3612672, NumelOut=3612672, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+        [PG ID 3 PG GUID 3 Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5729, OpType=BROADCAST, NumelIn=3612672, NumelOut=3612672, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
+        [PG ID 4 PG GUID 4 Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLTOALL_BASE, NumelIn=4096, NumelOut=5120, Timeout(ms)=600000) ran for 600013 milliseconds before timing out.
+        [PG ID 4 PG GUID 4 Rank 5] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=88, OpType=ALLTOALL_BASE, NumelIn=6144, NumelOut=3072, Timeout(ms)=600000) ran for 600020 milliseconds before timing out.
+        """,
+        {"collectives_differ": None},
+    ),
     "vLLM V0's engine line": (
         "INFO 02-10 10:00:00 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.2) with config: model='x'\n",
         {"vllm_version": "0.7.2"},

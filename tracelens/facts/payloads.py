@@ -278,27 +278,47 @@ def _watchdog(rec: Record, out: _Out) -> None:
     out.append(Fact(name="collective_timeout", value=value, line=rec.line, text=_short(rec.text)))
 
 
+_SAME_SIZE = frozenset(
+    {"ALLREDUCE", "BROADCAST", "REDUCE", "ALLGATHER", "_ALLGATHER_BASE", "REDUCE_SCATTER"}
+    | {"_REDUCE_SCATTER_BASE", "BARRIER"}
+)
+"""Collectives whose every rank passes as many elements (an all-to-all's split sizes, a gather's
+root may differ)."""
+_EVERY_RANK = _SAME_SIZE - {"BROADCAST", "REDUCE"} | {"ALLTOALL", "ALLTOALL_BASE"}
+"""Collectives a rank completes only with every other rank's part: a rank stuck in collective
+N holds every other rank at N + 1 at most (a broadcast's or a reduce's root may run ahead)."""
+
+
 def collectives_differ(facts: list[Fact]) -> Fact | None:
-    """``collectives_differ``: the distinct collectives the ranks of one process group timed
-    out in, when there are several ("SeqNum=1116 ALLREDUCE NumelIn=675840 / SeqNum=1121
-    ALLREDUCE NumelIn=544997376"): the ranks did not issue the same collectives (a rank that
-    skipped or added one, different shapes), not a slow or dead peer. Lines that name no
-    process group are compared among themselves."""
+    """``collectives_differ``: the collectives the ranks of one process group timed out in
+    ("SeqNum=1116 ALLREDUCE NumelIn=675840 / SeqNum=1121 ALLREDUCE NumelIn=544997376") when they
+    cannot all be one call: one sequence number with another operation or element count, or
+    collectives that wait for every rank two or more numbers apart. The ranks then issued
+    different collectives (a rank that skipped or added one), which no single line shows. Lines
+    that name no process group are compared among themselves."""
     groups: dict[str, dict[str, Fact]] = {}
     for f in facts:
         if f.name == "collective_timeout":
             pg, _, work = f.value.partition("SeqNum=")
             groups.setdefault(pg, {}).setdefault("SeqNum=" + work, f)
     for works in groups.values():
-        if len(works) > 1:
+        calls = [(int(w.split()[0][7:]), w.split()[1], w) for w in works]
+        if any(_apart(a, b) for a in calls for b in calls if a < b):
             first = min(works.values(), key=lambda f: f.line)
-            value = " / ".join(sorted(works, key=lambda w: int(w.split()[0][7:])))
             return Fact(
                 name="collectives_differ",
-                value=value,
+                value=" / ".join(w for _s, _o, w in sorted(calls)),
                 line=first.line,
                 text=first.text,
                 priority=1,
                 derived=True,
             )
     return None
+
+
+def _apart(a: tuple[int, str, str], b: tuple[int, str, str]) -> bool:
+    """Whether two timed-out collectives of one group cannot be the same call of every rank."""
+    (seq_a, op_a, work_a), (seq_b, op_b, work_b) = a, b
+    if seq_a == seq_b:
+        return op_a != op_b or (op_a in _SAME_SIZE and work_a != work_b)
+    return abs(seq_a - seq_b) >= 2 and op_a in _EVERY_RANK and op_b in _EVERY_RANK
