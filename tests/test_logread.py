@@ -58,6 +58,28 @@ ENVELOPES = [
         "FATAL",
         None,
     ),
+    # LMDeploy's TurboMind logger, with the time and the source in newer releases
+    (
+        "[TM][FATAL] kernels/gemm/tuner/measurer.cu(83): Check failed: status == cudaSuccess",
+        "kernels/gemm/tuner/measurer.cu(83): Check failed: status == cudaSuccess",
+        "",
+        "FATAL",
+        None,
+    ),
+    (
+        "[TM][FATAL][0914.14:00:37.807188][cast.cu:264] CUDA error: no kernel image is available",
+        "CUDA error: no kernel image is available",
+        "",
+        "FATAL",
+        "cast.cu:264",
+    ),
+    (
+        "[TM][WARNING] [LlamaTritonModel] `max_context_token_num` is not set, default to 8192.",
+        "[LlamaTritonModel] `max_context_token_num` is not set, default to 8192.",
+        "",
+        "WARNING",
+        None,
+    ),
     # TensorRT's loggers: trtexec, the Python API's trt.Logger, TensorRT-LLM
     (
         "[09/02/2024-10:14:24] [E] [TRT] ModelImporter.cpp:954: ERROR: onnxOpImporters.cpp:6315",

@@ -129,6 +129,17 @@ ENVELOPES: tuple[Envelope, ...] = (
         time_group="t",
         source_group="src",
     ),
+    # LMDeploy's TurboMind logger (src/turbomind/utils/logger.h, check.cc): "[TM][WARNING] ",
+    # "[TM][FATAL] kernels/x.cu(212): Check failed: ...", newer releases with the time and the
+    # source ("[TM][FATAL][0914.14:00:37.807188][cast.cu:264] ", "[TM][FATAL][buffer.h:70] ")
+    Envelope(
+        "turbomind",
+        r"\[TM\]\[" + LEVEL + r"\](?:\[(?P<t>\d{4}\.\d{2}:\d{2}:\d{2}\.\d+)\])?"
+        r"(?:\[(?P<src>[\w./-]+:\d+)\])? ?",
+        level_group="level",
+        time_group="t",
+        source_group="src",
+    ),
     # "[2026-11-29T03:14:12Z] " / "[2026-11-29 03:14:12.123] "
     Envelope(
         "bracket-timestamp",
@@ -385,6 +396,7 @@ FIRST_CHARS = {
     "lmcache": "[",
     "sglang": "[",
     "tensorrt": "[",
+    "turbomind": "[",
     "bracket-timestamp": "[",
     "detectron2": "[WE",
     "detectron2-file": "[",
