@@ -1038,3 +1038,30 @@ def test_an_exception_group_is_never_the_failure_its_member_is(group):
     top = diagnose(answered).diagnoses[0]
     assert "KeyError: 'completion_tokens'" in top.title and top.severity in ("error", "fatal")
     assert "answered with a server error" in top.notes[0]
+
+
+HEALTH_FAILED = (
+    '[2026-05-14 05:31:40] INFO:     10.8.1.4:53130 - "GET /health HTTP/1.1" 200 OK\n'
+    "[2026-05-14 05:32:30] Health check failed. Server couldn't get a response from detokenizer "
+    "for last 20 seconds. tic start time: 05:32:10. last_heartbeat time: 05:31:50\n"
+    '[2026-05-14 05:32:30] INFO:     10.8.1.4:53144 - "GET /health HTTP/1.1" 503 Service Unavailable\n'
+)
+SERVED_ON = "".join(
+    f'[2026-05-14 05:32:{41 + k}] INFO:     10.8.1.9:{41006 + k} - "POST /v1/chat/completions HTTP/1.1" 200 OK\n'
+    for k in range(6)
+)
+
+
+@pytest.mark.parametrize(
+    "log,severity",
+    [(HEALTH_FAILED + SERVED_ON, "warning"), (SERVED_ON + HEALTH_FAILED, "error")],
+    ids=["served-on-after-it", "the-log-ends-on-it"],
+)
+def test_a_symptom_printed_without_a_level_that_the_server_served_past_is_a_warning(log, severity):
+    # SGLang logs its health check failures with no level: one that the server answered
+    # requests after (a burst of long prefills) did not stop it
+    top = diagnose(log).diagnoses[0]
+    assert top.rule_id == "sglang/health-check-no-detokenizer-response" and top.secondary
+    assert top.severity == severity
+    if severity == "warning":
+        assert "without a level and carried on" in top.notes[0]

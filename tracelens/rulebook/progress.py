@@ -12,7 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracelens.models import Document, ErrorLine, Record
+from tracelens.models import Diagnosis, Document, ErrorLine, Record
+from tracelens.parse.document import warning_record
 from tracelens.parse.linesearch import records_matching
 from tracelens.pyregex import compile_re
 from tracelens.read.prefixes import NCCL_DEBUG
@@ -245,3 +246,17 @@ def nccl_recovered(doc: Document, errors: list[ErrorLine]) -> set[int]:
         if "Init COMPLETE" in rec.text and (m := NCCL_DEBUG.search(f"{rec.stream} {rec.text}")):
             out.update(n for n in warned.get(m.group(1), ()) if n < rec.line)
     return out
+
+
+def warned_and_carried_on(doc: Document, d: Diagnosis) -> str:
+    """How ``d``'s evidence was printed when every line of it was at warning level or below
+    (:func:`~tracelens.parse.document.warning_record`), or, for a symptom (a health check that
+    failed once), without a level (SGLang logs none), and the program made progress after the
+    last of them; else ``""``."""
+    lines = {e.line for e in d.evidence}
+    records = [r for r in doc.records if r.line in lines]
+    if not records or not carried_on(doc.records, max(lines)):
+        return ""
+    if all(warning_record(r) for r in records):
+        return "at warning level or below"
+    return "without a level" if d.secondary and all(not r.level for r in records) else ""

@@ -21,11 +21,14 @@ from tracelens.models import (
     Record,
     Remedy,
 )
-from tracelens.parse.document import warning_record
 from tracelens.regex import compile_regex, found
 from tracelens.rulebook.guess import guess_category
 from tracelens.rulebook.origin import Failures, Origin, refused_them_all
-from tracelens.rulebook.progress import answered_request, carried_on, finished_after
+from tracelens.rulebook.progress import (
+    answered_request,
+    finished_after,
+    warned_and_carried_on,
+)
 from tracelens.rulebook.tracker import search_url
 
 if TYPE_CHECKING:  # the nearest-failure module is imported only for a failure no rule knows
@@ -334,19 +337,6 @@ def _stream_broken(near: list[Record], origin: Origin) -> int | None:
     return next((r.line for r in near if r.line <= origin.start and found(broken, r.text)), None)
 
 
-def _warned_and_carried_on(doc: Document, d: Diagnosis) -> bool:
-    """Every evidence line of ``d`` was printed at warning level or below
-    (:func:`~tracelens.parse.document.warning_record`), and the program made progress after the
-    last of them."""
-    lines = {e.line for e in d.evidence}
-    records = [r for r in doc.records if r.line in lines]
-    return (
-        bool(records)
-        and all(warning_record(r) for r in records)
-        and carried_on(doc.records, max(lines))
-    )
-
-
 def _finished(doc: Document, d: Diagnosis) -> int | None:
     """The line where the run finished after ``d``'s last evidence (a restarted worker group
     that then succeeded), or None."""
@@ -406,11 +396,15 @@ def settle(doc: Document, diags: list[Diagnosis], failures: Failures, near_fn) -
                     0,
                     f"The run finished after this (line {done}), with nothing failed that it did not recover from: it did not end the run.",
                 )
-            elif d.severity in ERROR_LEVEL and not d.degrades and _warned_and_carried_on(doc, d):
+            elif (
+                d.severity in ERROR_LEVEL
+                and not d.degrades
+                and (how := warned_and_carried_on(doc, d))
+            ):
                 d.severity = "warning"
                 d.notes.insert(
                     0,
-                    "The program printed this at warning level or below and carried on after it (it answered requests or made progress afterwards), and nothing failed: it did not stop the run.",
+                    f"The program printed this {how} and carried on after it (it answered requests or made progress afterwards), and nothing failed: it did not stop the run.",
                 )
         return diags
     causes = [d for d in diags if not d.secondary and explains(d, origin)]
