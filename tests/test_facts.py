@@ -292,6 +292,30 @@ CASES = {
         """,
         {"collectives_differ": None},
     ),
+    "vLLM's CUDA graph mode and speculative method in the engine config (repr)": (
+        "INFO 03-02 10:00:00 [core.py:77] Initializing a V1 LLM engine (v0.11.0) with config: "
+        "model='m', speculative_config=SpeculativeConfig(method='eagle3', model='d', "
+        "num_spec_tokens=3), compilation_config={'level': 3, 'cudagraph_mode': "
+        "<CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>, 'use_inductor_graph_partition': False}\n",
+        {"cudagraph_mode": "FULL_AND_PIECEWISE", "speculative_method": "eagle3"},
+    ),
+    "vLLM's CUDA graph mode as JSON numbers": (
+        'compilation_config={"level":3,"cudagraph_mode":[2,0],"use_cudagraph":true}\n',
+        {"cudagraph_mode": "FULL_DECODE_ONLY"},
+    ),
+    "the mode and method asked for (non-default args)": (
+        "non-default args: {'model': 'm', 'speculative_config': {'method': 'mtp', "
+        "'num_speculative_tokens': 1}, 'compilation_config': {'cudagraph_mode': 'PIECEWISE'}}\n",
+        {"cudagraph_mode": "PIECEWISE", "speculative_method": "mtp"},
+    ),
+    "SGLang's speculative algorithm": (
+        "ServerArgs(model_path='m', speculative_algorithm='EAGLE3', tp_size=1)\n",
+        {"speculative_method": "EAGLE3"},
+    ),
+    "no CUDA graph mode in a null": (
+        'compilation_config={"cudagraph_mode":null,"level":0}\n',
+        {"cudagraph_mode": None},
+    ),
     "vLLM V0's engine line": (
         "INFO 02-10 10:00:00 llm_engine.py:232] Initializing a V0 LLM engine (v0.7.2) with config: model='x'\n",
         {"vllm_version": "0.7.2"},

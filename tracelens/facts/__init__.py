@@ -25,10 +25,12 @@ from tracelens.facts.extractors import EXTRACTORS, Extractor  # noqa: F401  (the
 from tracelens.facts.payloads import (  # noqa: F401  (_kv_pairs: part of this module's interface)
     _GPU_CC,
     _MODEL_PATH,
+    CUDAGRAPH,
     WATCHDOG,
     _args_dict,
     _capability_pair,
     _cli,
+    _cudagraph,
     _engine_config,
     _kv_pairs,
     _reasons,
@@ -55,6 +57,7 @@ _SPECIAL: tuple[tuple[str, Callable[..., None]], ...] = (
     ("api_server", _cli),
     ("apability", _capability_pair),
     (WATCHDOG, _watchdog),
+    (CUDAGRAPH, _cudagraph),
 )
 
 

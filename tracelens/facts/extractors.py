@@ -124,6 +124,17 @@ EXTRACTORS: tuple[Extractor, ...] = (
         scan=False,
     ),
     _x("triton==", r"(?P<req>requires )?\btriton==" + _VER, "triton_version", 1),
+    # the speculative decoding method: vLLM's engine config
+    # ("speculative_config=SpeculativeConfig(method='eagle3', ..."), its non-default args
+    # ("'speculative_config': {'method': 'mtp', ..."), SGLang's ServerArgs
+    # ("speculative_algorithm='EAGLE3'")
+    _x(
+        ("SpeculativeConfig(method=", "speculative_config", "speculative_algorithm="),
+        r"(?:SpeculativeConfig\(method=|['\"]speculative_config['\"]: \{['\"]method['\"]: "
+        r"|speculative_algorithm=)['\"](?P<v>\w+)['\"]",
+        "speculative_method",
+        2,
+    ),
     # DeepSpeed's banner at deepspeed.initialize ("DeepSpeed info: version=0.16.4, git-hash=...",
     # deepspeed/__init__.py) and ds_report's row ("deepspeed info ....... 0.14.4, unknown, unknown")
     _x("DeepSpeed info: version=", r"DeepSpeed info: version=" + _VER, "deepspeed_version", 2),

@@ -322,3 +322,37 @@ def _apart(a: tuple[int, str, str], b: tuple[int, str, str]) -> bool:
     if seq_a == seq_b:
         return op_a != op_b or (op_a in _SAME_SIZE and work_a != work_b)
     return abs(seq_a - seq_b) >= 2 and op_a in _EVERY_RANK and op_b in _EVERY_RANK
+
+
+# vLLM's CUDA graph mode (CUDAGraphMode in vllm/config/compilation.py: NONE = 0, PIECEWISE = 1,
+# FULL = 2, FULL_DECODE_ONLY = (FULL, NONE), FULL_AND_PIECEWISE = (FULL, PIECEWISE)) as the
+# engine config prints it (repr "<CUDAGraphMode.FULL_AND_PIECEWISE: (2, 1)>", JSON "[2,1]" or
+# 1) and as it was asked for ('cudagraph_mode': 'PIECEWISE', -O.cudagraph_mode=piecewise)
+CUDAGRAPH = "cudagraph_mode"
+_CUDAGRAPH = (
+    r"""cudagraph_mode['"]?\s*[:=]\s*(?:<CUDAGraphMode\.(?P<name>[A-Z_]+):|['"]?(?P<given>"""
+    r"""(?i:full_and_piecewise|full_decode_only|piecewise|full|none))\b|(?P<value>\[\d, ?\d\]|\d\b))"""
+)
+_CUDAGRAPH_VALUES = {
+    "0": "NONE",
+    "1": "PIECEWISE",
+    "2": "FULL",
+    "[2,0]": "FULL_DECODE_ONLY",
+    "[2,1]": "FULL_AND_PIECEWISE",
+}
+
+
+def _cudagraph(rec: Record, out: _Out) -> None:
+    """``cudagraph_mode``: the mode's name (NONE, PIECEWISE, FULL, FULL_DECODE_ONLY,
+    FULL_AND_PIECEWISE) however the line writes it."""
+    m = compile_regex(_CUDAGRAPH).search(rec.text)
+    if m is None:
+        return
+    if m["name"]:
+        mode = m["name"]
+    elif m["given"]:
+        mode = m["given"].upper()
+    else:
+        mode = _CUDAGRAPH_VALUES.get(m["value"].replace(" ", ""), "")
+    if mode:
+        out.append(Fact(name="cudagraph_mode", value=mode, line=rec.line, text=_short(rec.text)))
