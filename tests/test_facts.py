@@ -514,3 +514,22 @@ def test_a_required_compute_capability_is_not_the_devices(line):
 def test_the_devices_compute_capability_is_read():
     doc = parse("Found GPU0 NVIDIA GeForce RTX 3090 which is of compute capability 8.6\n")
     assert doc.fact_map()["compute_capability"].value == "8.6"
+
+
+@pytest.mark.parametrize(
+    "line,etype",
+    [
+        ("zipfile.BadZipFile: File is not a zip file", "zipfile.BadZipFile"),
+        ("io.UnsupportedOperation: fileno", "io.UnsupportedOperation"),
+        (
+            "subprocess.TimeoutExpired: Command '['nvidia-smi']' timed out after 10 seconds",
+            "subprocess.TimeoutExpired",
+        ),
+    ],
+)
+def test_a_standard_library_exception_not_named_error_printed_alone_is_a_failure(line, etype):
+    from tracelens.parse.document import iter_exceptions
+
+    doc = parse(f"saving the checkpoint\n{line}\n")
+    assert [exc.type for exc, _tb in iter_exceptions(doc)] == [etype]
+    assert [e.kind for e in doc.errors] == ["exception"]
