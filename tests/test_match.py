@@ -484,3 +484,22 @@ def test_a_block_answers_and_orders_its_evidence_whatever_it_tests_first(tmp_pat
     assert hit is not None
     whys = [e.why.split(" ")[0] for e in hit.evidence]
     assert whys[0] == "frame" and "exception" in whys
+
+
+@pytest.mark.parametrize(
+    "printed,shown",
+    [
+        # Python's repr of a Windows filename in an OSError's message: backslashes doubled
+        (r"C:\\Users\\me\\AppData\\Local\\Temp\\cache", r"C:\Users\me\AppData\Local\Temp\cache"),
+        (r"\\\\fileserver\\models\\llama", r"\\fileserver\models\llama"),
+        # written as a person types it, or not a Windows path: left as it is
+        (r"C:\Users\me\cache", r"C:\Users\me\cache"),
+        (r"/home/me/a\\b", r"/home/me/a\\b"),
+    ],
+)
+def test_a_windows_path_a_message_quotes_by_repr_fills_a_placeholder_as_typed(printed, shown):
+    import re
+
+    from tracelens.rulebook.conditions import _captures
+
+    assert _captures(re.match(r"(?P<path>.*)", printed)) == {"path": shown}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from tracelens.models import Evidence, Fact
+from tracelens.pyregex import compile_re
 from tracelens.regex import compile_regex
 from tracelens.rulebook.context import Context
 from tracelens.rulebook.facttest import parse_fact_test
@@ -48,14 +49,23 @@ def _short(text: str, limit: int = 400) -> str:
 
 
 def _captures(m) -> dict[str, str]:
-    """Named groups of a match as str (bytes patterns give bytes names and values)."""
+    """Named groups of a match as str (bytes patterns give bytes names and values); a Windows
+    path as Python's repr prints it in a message ('C:\\\\Users\\\\x', from an OSError's
+    filename) with its backslashes single, as a person types it."""
     out: dict[str, str] = {}
     for k, v in m.groupdict().items():
         if v is None:
             continue
         key = k.decode() if isinstance(k, bytes) else k
-        out[key] = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        value = v.decode("utf-8", "replace") if isinstance(v, bytes) else v
+        if "\\\\" in value and _REPR_WINDOWS_PATH.match(value):
+            value = value.replace("\\\\", "\\")
+        out[key] = value
     return out
+
+
+_REPR_WINDOWS_PATH = compile_re(r"(?:[A-Za-z]:|\\\\\\\\[\w.$-]+)\\\\[^\\]")
+"""A drive letter or a UNC host, then a doubled backslash: a path written by ``repr``."""
 
 
 # A condition keeps its regexes as text and asks compile_regex (compiled once, then a cache
