@@ -308,6 +308,15 @@ CASES = {
         "'num_speculative_tokens': 1}, 'compilation_config': {'cudagraph_mode': 'PIECEWISE'}}\n",
         {"cudagraph_mode": "PIECEWISE", "speculative_method": "mtp"},
     ),
+    "sglang.check_env's compute capability": (
+        "GPU 0,1: NVIDIA RTX PRO 6000 Blackwell Workstation Edition\n"
+        "GPU 0,1 Compute Capability: 12.0\n",
+        {"compute_capability": "12.0"},
+    ),
+    "a capability a program requires is not the device's": (
+        "Minimum Compute Capability: 8.0 required\n",
+        {"compute_capability": None},
+    ),
     "SGLang's speculative algorithm": (
         "ServerArgs(model_path='m', speculative_algorithm='EAGLE3', tp_size=1)\n",
         {"speculative_method": "EAGLE3"},

@@ -124,6 +124,14 @@ EXTRACTORS: tuple[Extractor, ...] = (
         scan=False,
     ),
     _x("triton==", r"(?P<req>requires )?\btriton==" + _VER, "triton_version", 1),
+    # the devices' compute capability as sglang.check_env lists it ("GPU 0,1 Compute
+    # Capability: 12.0") and trtexec prints it ("[I] Compute Capability: 8.9")
+    _x(
+        "Compute Capability: ",
+        r"^(?:GPU [\d,]+ )?Compute Capability: (?P<v>\d{1,2}\.\d)\b",
+        "compute_capability",
+        2,
+    ),
     # the speculative decoding method: vLLM's engine config
     # ("speculative_config=SpeculativeConfig(method='eagle3', ..."), its non-default args
     # ("'speculative_config': {'method': 'mtp', ..."), SGLang's ServerArgs
