@@ -907,3 +907,39 @@ def test_gitlab_section_markers_are_dropped():
     texts = [r.text for r in records_from_bytes(raw)]
     assert not any("section_" in t for t in texts)
     assert "ValueError: bad value" in texts
+
+
+_LOKI = '{app="vllm", pod="vllm-0"} '
+_NEWEST_FIRST = [
+    f"2026-06-19T07:55:15Z {_LOKI}RuntimeError: Engine core initialization failed.",
+    f'2026-06-19T07:55:15Z {_LOKI}  File "/usr/local/bin/vllm", line 10, in <module>',
+    f"2026-06-19T07:55:15Z {_LOKI}Traceback (most recent call last):",
+    f"2026-06-19T07:55:14Z {_LOKI}INFO 06-19 07:55:14 [core.py:1] loading",
+]
+
+
+def test_a_listing_of_the_newest_line_first_is_read_in_time_order():
+    # logcli query prints the newest line first: tracebacks come out upside down
+    from tracelens.engine import parse
+
+    doc = parse("\n".join(_NEWEST_FIRST) + "\n")
+    assert [r.line for r in doc.records] == [1, 2, 3, 4]
+    assert doc.records[0].text.endswith("loading")
+    assert [tb.exception.type for tb in doc.tracebacks if tb.exception] == ["RuntimeError"]
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        list(reversed(_NEWEST_FIRST)),  # oldest first already
+        [ln.replace("07:55:14", "07:55:15") for ln in _NEWEST_FIRST],  # one time: no order shown
+        [*_NEWEST_FIRST[:3], _NEWEST_FIRST[3].replace("14Z", "14.5+00:00")],  # two formats
+        [*_NEWEST_FIRST, "a line no collector wrote"],
+    ],
+    ids=["oldest-first", "one-time", "two-formats", "a-line-without-time"],
+)
+def test_any_other_log_keeps_its_order(lines):
+    from tracelens.read.prefixes import time_ordered
+
+    numbered = list(enumerate(lines, 1))
+    assert time_ordered(numbered) == numbered

@@ -218,7 +218,7 @@ def records_from_text(text: str, first_line: int = 1, end: str | None = None) ->
     global _lines_read
     if "#033[" in text:  # rsyslog/journald wrote the escape character as "#033"
         text = _ESCAPED_ANSI.sub("", text)
-    lines = list(split_lines(text, first_line, end))
+    lines = prefixes.time_ordered(list(split_lines(text, first_line, end)))
     if "section_" in text:
         lines = [(n, raw) for n, raw in lines if _GITLAB_SECTION.fullmatch(raw) is None]
     head = text[:256].lstrip()[:1]

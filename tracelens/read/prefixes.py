@@ -303,3 +303,36 @@ def constant_prefix(lines: list[tuple[int, str]], peel: Callable[[str, int], Rec
     if sum(raw.startswith(prefix) for raw in raws) < 0.9 * len(raws):
         return ""
     return prefix if peel(raws[0], 0).text == raws[0] else ""  # an envelope's: peeled as one
+
+
+_STAMP = compile_re(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?(?= )")
+"""An RFC 3339 time at the start of a line, as a log collector writes it before each line."""
+
+
+def time_ordered(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The lines in time order when a collector listed them newest first (Loki's ``logcli
+    query`` does by default, as do many log viewers' exports): nearly every line starts with an
+    RFC 3339 time of one format, and the times never rise and fall at least once. Put in time
+    order they are numbered from the first line's number, one a line (as a JSON export put back
+    in order is); any other log is returned as it is.
+
+    >>> time_ordered([(1, "2026-01-02T03:04:06Z b"), (2, "2026-01-02T03:04:05Z a")])
+    [(1, '2026-01-02T03:04:05Z a'), (2, '2026-01-02T03:04:06Z b')]
+    """
+    if len(lines) < 2 or not lines[0][1][:4].isdigit():
+        return lines
+    stamps = []
+    for _n, text in lines:
+        m = _STAMP.match(text)
+        if m is not None:
+            stamps.append(m.group(0))
+        elif text.strip():
+            return lines  # a line without the collector's time: not one collector's listing
+    if len({len(s) for s in stamps}) != 1 or {s[-1] for s in stamps} != {stamps[0][-1]}:
+        return lines  # times of several formats (or zones): their order cannot be read as text
+    if not any(a > b for a, b in zip(stamps, stamps[1:])) or any(
+        a < b for a, b in zip(stamps, stamps[1:])
+    ):
+        return lines
+    first = lines[0][0]
+    return [(first + k, text) for k, (_n, text) in enumerate(reversed(lines))]
