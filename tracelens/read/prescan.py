@@ -39,7 +39,6 @@ Hit = tuple[int, int, int]  # (offset of the line, line number, kind)
 Found = tuple[list[Hit], list[Hit], int]  # the first hits, the last hits, line ends in the range
 
 
-
 def _line_counter() -> Callable[..., int]:
     """``count(data, sep, start, end)``: how often the one byte ``sep`` occurs in
     ``data[start:end]``. StringZilla's SIMD count where its wheel imports (about 8x
