@@ -44,9 +44,9 @@ class CountingRegex:
 def _reader(data: bytes):
     fp = io.BytesIO(data)
 
-    def read_at(off: int, n: int) -> bytes:
+    def read_at(off: int, n: int) -> tuple[bytes, int]:
         fp.seek(off)
-        return fp.read(n)
+        return fp.read(n), 0
 
     return read_at
 

@@ -5,6 +5,7 @@ the same hits, line numbers and windows on any input."""
 from __future__ import annotations
 
 import io
+import os
 import random
 
 import pytest
@@ -70,9 +71,9 @@ INPUTS = {
 def _reader(data: bytes):
     fp = io.BytesIO(data)
 
-    def read_at(off: int, n: int) -> bytes:
+    def read_at(off: int, n: int) -> tuple[bytes, int]:
         fp.seek(off)
-        return fp.read(n)
+        return fp.read(n), 0
 
     return read_at
 
@@ -313,3 +314,31 @@ def test_the_line_counter_counts_one_byte_in_any_range():
             b = rnd.randrange(a, len(data) + 1)
             assert prescan.count_lines(data, sep, a, b) == data.count(sep, a, b)
     assert prescan.count_lines(bytearray(), b"\n", 0, 0) == 0
+
+
+@pytest.mark.parametrize("name", ["lf", "crlf", "bare-cr", "binary-junk", "spanning-chunks"])
+@pytest.mark.parametrize("engine", ["hyperscan", "re2"])
+def test_a_mapped_file_gives_the_hits_of_a_read_one(name, engine, monkeypatch, tmp_path):
+    # each chunk mapped from the page boundary below it (a chunk of 50,000 bytes starts
+    # mid-page: the mapping holds bytes before it that are not scanned again)
+    if engine == "hyperscan" and not HAS_HYPERSCAN:
+        pytest.skip("hyperscan does not import here")
+    if not prescan.FAST_COUNT:
+        pytest.skip("no StringZilla here: chunks are read, not mapped")
+    data = INPUTS[name] * 3
+    path = tmp_path / "big.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(multiscan, "ENGINE", engine)
+    monkeypatch.setattr(prescan, "CHUNK", 50_000)
+    nl = scan.line_end_of(io.BytesIO(data))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        mapped = prescan.scan_range(scan.SCANSET, prescan.mapped_reader(fd), 0, len(data), nl)
+        read = prescan.scan_range(scan.SCANSET, _reader(data), 0, len(data), nl)
+        middle = len(data) // 3 + 7  # a range that starts off a page boundary, as a child's does
+        middle = data.index(nl, middle) + 1
+        part = prescan.scan_range(scan.SCANSET, prescan.mapped_reader(fd), middle, len(data), nl)
+    finally:
+        os.close(fd)
+    assert mapped == read
+    assert part == prescan.scan_range(scan.SCANSET, _reader(data), middle, len(data), nl)

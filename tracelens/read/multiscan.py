@@ -25,9 +25,10 @@ from typing import Any
 
 from tracelens.literals import cached_database, hyperscan_usable
 
-Finder = Callable[[Any, int], "list[int] | None"]
-"""``find(data, end)``: the sorted end offsets of matches in ``data[:end]``, or ``None``
-when there are too many to be worth listing (the caller then searches every byte with RE2)."""
+Finder = Callable[[Any, int, int], "list[int] | None"]
+"""``find(data, end, start)``: the sorted end offsets (in ``data``) of matches in
+``data[start:end]``, or ``None`` when there are too many to be worth listing (the caller then
+searches every byte with RE2)."""
 
 
 def _choose() -> str:
@@ -99,18 +100,18 @@ def _hyperscan_finder(patterns: Sequence[bytes]) -> Finder:
     db = _database(patterns)
     terminated = hyperscan.ScanTerminated
 
-    def find(data: Any, end: int) -> list[int] | None:
+    def find(data: Any, end: int, start: int = 0) -> list[int] | None:
         ends: list[int] = []
         append = ends.append
-        limit = max(1024, end // DENSE)
+        limit = max(1024, (end - start) // DENSE)
 
         def on_match(_id: int, _from: int, to: int, _flags: int, _ctx: object) -> bool:
-            append(to)
+            append(start + to)
             return len(ends) > limit
 
         with memoryview(data) as view:
             try:
-                db.scan(view[:end], match_event_handler=on_match)
+                db.scan(view[start:end], match_event_handler=on_match)
             except terminated:
                 return None
         ends.sort()  # Hyperscan does not promise to report matches in order
