@@ -20,6 +20,7 @@ With ``--instructions --jobs N``: the instructions of the whole ``ingest --jobs 
 those logs instead, the parent and each pool worker from its start.
 
     python benchmarks/bench_ingest.py [--logs 1000] [--repeat 3] [--ray] [--profile] [--stages-only]
+    python benchmarks/bench_ingest.py --tree OTHER_TREE [--repeat 8]
     python benchmarks/bench_ingest.py --instructions [--logs 1000] [--step 10] [--jobs N]
 """
 
@@ -70,16 +71,18 @@ def children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-def run(args: list[str], folder: Path, work: Path, repeat: int) -> tuple[float, float, str]:
+def run(
+    args: list[str], folder: Path, work: Path, repeat: int, env: dict[str, str] | None = None
+) -> tuple[float, float, str]:
     """Best wall seconds of ``tracelens ingest FOLDER --recount ARGS``, its CPU seconds and its
-    summary line."""
+    summary line (``env``: the environment to run it in, for another source tree)."""
     best = (float("inf"), 0.0, "")
     for k in range(repeat):
         db = work / f"bench-{os.getpid()}-{k}.db"
         cmd = [sys.executable, "-m", "tracelens", "ingest", str(folder), "--recount"]
         cmd += ["--db", str(db), *args]
         cpu0, t0 = children_cpu(), time.perf_counter()
-        p = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        p = subprocess.run(cmd, capture_output=True, text=True, check=False, env=env)
         wall, cpu = time.perf_counter() - t0, children_cpu() - cpu0
         if p.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr.strip()[-500:]}")
@@ -88,6 +91,34 @@ def run(args: list[str], folder: Path, work: Path, repeat: int) -> tuple[float, 
         if wall < best[0]:
             best = (wall, cpu, p.stdout.strip().splitlines()[-1])
     return best
+
+
+def interleaved(folder: Path, work: Path, repeat: int, trees: list[str], logs: int) -> None:
+    """``ingest --jobs 2`` of this tree and of each other tree (``PYTHONPATH``, its own cache
+    folder), one run of each in turn, ``repeat`` times after one run each to warm their caches:
+    a slow spell of a shared machine hits them alike. Prints wall (best, median) and CPU
+    (median) of each."""
+    envs = {"this tree": None}
+    for tree in trees:
+        path = Path(tree).resolve()
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(path / "tracelens")])
+        envs[str(path)] = dict(
+            os.environ, PYTHONPATH=str(path), XDG_CACHE_HOME=str(work / path.name)
+        )
+    got: dict[str, list[tuple[float, float]]] = {name: [] for name in envs}
+    for k in range(repeat + 1):
+        for name, env in envs.items():
+            wall, cpu, _ = run(["--jobs", "2"], folder, work, 1, env)
+            if k:  # the first of each warmed its caches (rule index, nearest-failure index)
+                got[name].append((wall, cpu))
+    print(f"--jobs 2, interleaved {repeat} times (wall best / median, CPU median):")
+    for name, runs in got.items():
+        walls = sorted(w for w, _ in runs)
+        cpus = sorted(c for _, c in runs)
+        print(
+            f"  {name:40} {logs / walls[0]:6.1f} / {logs / walls[len(walls) // 2]:6.1f} logs/s"
+            f"   CPU {cpus[len(cpus) // 2]:5.2f} s"
+        )
 
 
 def stages(logs: list[Path], work: Path) -> dict[str, float]:
@@ -327,6 +358,13 @@ def main() -> None:
         default=0,
         help="with --instructions: count the whole ingest --jobs N command instead of the loop",
     )
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="only --jobs 2 of this tree and of another source tree, interleaved (repeatable)",
+    )
     ap.add_argument("--_counted", help=argparse.SUPPRESS)
     ap.add_argument("--_pool", help=argparse.SUPPRESS)
     ap.add_argument("--_db", help=argparse.SUPPRESS)
@@ -355,6 +393,11 @@ def main() -> None:
         logs = make_logs(folder, opts.logs)
         size = sum(p.stat().st_size for p in logs)
         print(f"{len(logs)} logs, {size / 1e6:.1f} MB (mean {size / len(logs) / 1e3:.1f} KB)")
+        if opts.tree:
+            print(f"bytecode compiled first: {compile_bytecode()}")
+            interleaved(folder, work, opts.repeat, opts.tree, len(logs))
+            print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+            return
         configs = [("--jobs 1", ["--jobs", "1"]), ("--jobs 2", ["--jobs", "2"])]
         if opts.ray:
             configs += [
