@@ -29,13 +29,10 @@ _EXC = compile_re(
     r"(?P<type>[A-Za-z_][\w.]*(?:\[[\w.]*\])?(?:\([\w.]*\))?)(?::(?: (?P<msg>.*)|$))?\Z"
 )
 _QUOTE = '"""'
-# A line that can only be an exception (a type named like one, with its message): never a source line.
+# A line that can only be an exception (a type named like one, or BadZipFile ...): never source.
 EXCEPTION_LINE = compile_re(
-    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|"
-    r"Warning(?=: .*(?:error|fail)))|"
-    # the standard library's exceptions named otherwise (a torch.load of a damaged checkpoint,
-    # a file object without a descriptor, a child process that ran past its timeout)
-    r"BadZipFile|UnsupportedOperation|TimeoutExpired)(?:\([\w.]*\))?): (?P<msg>.+)$"
+    r"^(?P<type>(?:[A-Za-z_]\w*\.)*(?:\w*(?:Error|Exception|Exit|Interrupt|Failure|Fault|Warning"
+    r"(?=: .*(?:error|fail)))|BadZipFile|UnsupportedOperation|TimeoutExpired)(?:\([\w.]*\))?): (?P<msg>.+)$"
 )
 _BARE_EXCEPTION = compile_re(r"(?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception|Exit|Interrupt)$")
 _DEDENTED_CARET = compile_re(r"[~^]*\^[~^]*\s*$")
