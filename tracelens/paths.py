@@ -29,6 +29,11 @@ def default_db() -> Path:
     return Path(env) if env else data_home() / "tracelens" / "incidents.db"
 
 
+def store_file(path: Path | str | None) -> Path:
+    """The file an incident store given as ``path`` opens (``None``: :func:`default_db`)."""
+    return Path(path) if path is not None else default_db()
+
+
 CACHE_KEEP = 16
 """Cache files of one kind kept in the cache folder: each set of rules folders, each edit of
 the rules and each release writes a new one, and the older ones would pile up."""

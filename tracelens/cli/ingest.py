@@ -6,7 +6,6 @@ process alone; each log counted once (by its content hash) unless ``--recount``.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 
@@ -23,15 +22,9 @@ from tracelens.cli.app import (
     redact_options,
     rules_option,
 )
+from tracelens.paths import store_file
 
 LOCAL_RAY = "local"
-
-
-def _db_file(db_path: str | None) -> Path:
-    """The store's file, as :class:`~tracelens.incidents.store.Store` will open it."""
-    from tracelens.paths import default_db
-
-    return Path(db_path) if db_path is not None else default_db()
 
 
 def _ray_address(value: str | None) -> str | None:
@@ -142,7 +135,7 @@ def ingest(
         rules_dirs=tuple(rules_dirs),
         redact_regex=tuple(redact_regex),
         no_redact=no_redact,
-        known_db=None if recount or results_path or address else str(_db_file(db_path)),
+        known_db=None if recount or results_path or address else str(store_file(db_path)),
         rows=results_path is not None,
     )
     rows: list[dict] = []

@@ -38,6 +38,7 @@ from tracelens.incidents.records import (
     occurrence_from_row,
     parse_numbered,
 )
+from tracelens.paths import store_file
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -177,7 +178,7 @@ class Store:
     def __init__(
         self, path: Path | str | None = None, *, create: bool = True, migrations=MIGRATIONS
     ):
-        self.path = Path(path) if path is not None else default_path()
+        self.path = store_file(path)
         if not create and not self.path.exists():
             raise StoreError(
                 f"{self.path}: no incident database yet (save one with 'tracelens diagnose --save')"
