@@ -321,18 +321,22 @@ def time_ordered(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """
     if len(lines) < 2 or not lines[0][1][:4].isdigit():
         return lines
-    stamps = []
-    for _n, text in lines:
+    prev = ""
+    fell = False
+    for _n, text in lines:  # a log in time order stops at its first rising time
         m = _STAMP.match(text)
-        if m is not None:
-            stamps.append(m.group(0))
-        elif text.strip():
-            return lines  # a line without the collector's time: not one collector's listing
-    if len({len(s) for s in stamps}) != 1 or {s[-1] for s in stamps} != {stamps[0][-1]}:
-        return lines  # times of several formats (or zones): their order cannot be read as text
-    if not any(a > b for a, b in zip(stamps, stamps[1:])) or any(
-        a < b for a, b in zip(stamps, stamps[1:])
-    ):
+        if m is None:
+            if text.strip():
+                return lines  # a line without the collector's time: not one collector's listing
+            continue
+        stamp = m.group(0)
+        if prev and (len(stamp) != len(prev) or stamp[-1] != prev[-1]):
+            return lines  # times of several formats (or zones): their order cannot be read as text
+        if prev and stamp > prev:
+            return lines
+        fell = fell or (bool(prev) and stamp < prev)
+        prev = stamp
+    if not fell:
         return lines
     first = lines[0][0]
     return [(first + k, text) for k, (_n, text) in enumerate(reversed(lines))]
